@@ -1,0 +1,449 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sort"
+	"time"
+)
+
+// Handler answers the Median tool endpoint. Build it with [New]; it is safe
+// for concurrent use. Mount it as an [http.Handler], or call [Handler.Serve]
+// from an adapter.
+type Handler struct {
+	keys   []Key
+	keyErr *Error // answered 500 on every request when no usable key is set
+
+	tools    map[string]*Tool
+	manifest []byte
+
+	diagnostics        func(context.Context) (any, error)
+	diagnosticsTimeout time.Duration
+	maxBody            int64
+	tolerance          time.Duration
+	now                func() time.Time
+	log                *slog.Logger
+	observer           func(Event)
+	errorMessage       func(context.Context, *Call, error) string
+	store              Store
+	lease              time.Duration
+	ttl                time.Duration
+}
+
+// New builds a Handler from cfg. Every problem is reported at once, joined
+// in the error: each unusable tool (bad name, duplicate name, a schema that
+// does not compile, a type that cannot be described) and the key.
+//
+// A key problem alone (errors.Is(err, ErrMissingKey) or ErrInvalidKey) still
+// returns a Handler, which answers every request 500 missing_secret or
+// invalid_median_key, never fail-open; it is also logged once. Any tool
+// problem returns a nil Handler.
+func New(cfg Config) (*Handler, error) {
+	h := &Handler{
+		tools:              make(map[string]*Tool, len(cfg.Tools)),
+		diagnostics:        cfg.Diagnostics,
+		diagnosticsTimeout: orDefault(cfg.DiagnosticsTimeout, DefaultDiagnosticsTimeout),
+		maxBody:            cfg.MaxBodyBytes,
+		tolerance:          orDefault(cfg.Tolerance, DefaultTolerance),
+		now:                cfg.Now,
+		log:                cfg.Logger,
+		observer:           cfg.Observer,
+		errorMessage:       cfg.ErrorMessage,
+		store:              cfg.Store,
+		lease:              cfg.ReplayLease,
+		ttl:                cfg.ReplayTTL,
+	}
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultMaxBodyBytes
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	if h.ttl <= 0 {
+		h.ttl = 2 * h.tolerance
+	}
+	if cfg.DisableReplayProtection {
+		h.store = nil
+	} else if h.store == nil {
+		h.store = NewMemoryStore(MemoryStoreOptions{})
+	}
+
+	var problems []error
+	for i, t := range cfg.Tools {
+		if t == nil {
+			problems = append(problems, fmt.Errorf("tool %d is nil", i))
+			continue
+		}
+		if err := t.err(); err != nil {
+			problems = append(problems, err)
+		}
+		if _, dup := h.tools[t.name]; dup {
+			problems = append(problems, fmt.Errorf("tool %q is registered twice", t.name))
+		}
+		h.tools[t.name] = t
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("median: %w", errors.Join(problems...))
+	}
+	h.manifest = buildManifest(cfg.Tools)
+
+	keys, err := parseKeys(cfg.Keys)
+	if err != nil {
+		h.keyErr = asError(err)
+		h.log.Error("median: the endpoint will answer 500 until a usable key is configured", "code", h.keyErr.Code, "error", err)
+		return h, err
+	}
+	h.keys = keys
+	return h, nil
+}
+
+// Keys returns the fingerprints of the configured keys, for logs and
+// diagnostics. It never returns a key or a secret.
+func (h *Handler) Keys() []string {
+	out := make([]string, len(h.keys))
+	for i, k := range h.keys {
+		out[i] = k.Fingerprint()
+	}
+	return out
+}
+
+// Tools returns the registered tools sorted by name.
+func (h *Handler) Tools() []*Tool {
+	out := make([]*Tool, 0, len(h.tools))
+	for _, t := range h.tools {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// Request is what an adapter passes to [Handler.Serve] and [Handler.Verify]:
+// the method, the median-signature header and the body. The body is read
+// only after the header checks pass, and never past the size limit.
+type Request struct {
+	Method    string
+	Signature string // the median-signature header, "" when absent
+	// Body is read at most to the limit. When nil, BodyBytes is used: an
+	// adapter that already holds the bytes passes them there.
+	Body      io.Reader
+	BodyBytes []byte
+	// ContentLength is the declared length, or -1 when unknown. A declared
+	// length over the limit is refused without reading.
+	ContentLength int64
+}
+
+// ContentType is the Content-Type of every answer.
+const ContentType = "application/json"
+
+// AllowHeader is the value of the Allow header on 405 answers.
+const AllowHeader = "GET, POST"
+
+// Response is an answer ready to write: the status, the JSON body and, on
+// 405, the Allow header. Content-Type is always [ContentType].
+type Response struct {
+	Status int
+	Body   []byte
+	Allow  string // set on 405 only
+
+	code     Code // for the observer
+	replayed bool
+}
+
+// Code returns the error code the answer carries, or "" for a result.
+func (r Response) Code() Code { return r.code }
+
+// WriteTo writes the response to w: Content-Type, Allow when set, the
+// status and the body.
+func (r Response) WriteTo(w http.ResponseWriter) {
+	hdr := w.Header()
+	hdr["Content-Type"] = contentTypeValue
+	if r.Allow != "" {
+		hdr["Allow"] = allowValue
+	}
+	w.WriteHeader(r.Status)
+	_, _ = w.Write(r.Body)
+}
+
+var (
+	contentTypeValue = []string{ContentType}
+	allowValue       = []string{AllowHeader}
+)
+
+// canonicalSignatureHeader is SignatureHeader in net/http's canonical form.
+const canonicalSignatureHeader = "Median-Signature"
+
+// ServeHTTP answers the Median endpoint on net/http (ServeMux, chi, or any
+// router that takes an http.Handler).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sig := ""
+	if v := r.Header[canonicalSignatureHeader]; len(v) > 0 {
+		sig = v[0]
+	}
+	h.Serve(r.Context(), Request{Method: r.Method, Signature: sig, Body: r.Body, ContentLength: r.ContentLength}).WriteTo(w)
+}
+
+// Serve answers one request: it runs every check of PROTOCOL.md §5 in order,
+// then the tool, and returns the answer. Adapters call it and write the
+// Response; they never build an answer of their own.
+func (h *Handler) Serve(ctx context.Context, req Request) Response {
+	start := time.Now()
+	call, resp, ok := h.check(ctx, req, true)
+	if ok {
+		resp = h.runTool(ctx, call)
+	}
+	h.observe(req.Method, call, resp, start)
+	return resp
+}
+
+// Verify runs the checks of PROTOCOL.md §5 up to the tool lookup, for
+// middleware whose own handler answers. When it returns ok, call is a
+// verified tool call: answer it with [Handler.Respond]. Otherwise resp is
+// the answer to write: a refusal, the GET manifest, the diagnostics answer,
+// or the stored answer of a repeated toolCallId.
+//
+// A call for a registered tool also has its input validated against that
+// tool's schema; a call for any other tool passes, so your handler can
+// dispatch tools the Handler does not know.
+func (h *Handler) Verify(ctx context.Context, req Request) (call *Call, resp Response, ok bool) {
+	call, resp, ok = h.check(ctx, req, false)
+	if !ok {
+		h.observe(req.Method, call, resp, time.Now())
+	}
+	return call, resp, ok
+}
+
+// Respond encodes the answer to a call that [Handler.Verify] let through: a
+// result, a [*Refusal] (as result or as err), or err as execution_failed.
+// It stores the answer for replay protection, so always answer a verified
+// call through Respond.
+func (h *Handler) Respond(ctx context.Context, call *Call, result any, err error) Response {
+	start := time.Now()
+	if r, ok := result.(*Refusal); ok && err == nil {
+		err = r
+	}
+	resp := h.answer(ctx, call, result, err)
+	h.save(ctx, call, resp)
+	h.observe(http.MethodPost, call, resp, start)
+	return resp
+}
+
+// check runs the contract's checks in order. lookup makes an unknown tool an
+// error (Serve); without it unknown tools pass (Verify).
+func (h *Handler) check(ctx context.Context, req Request, lookup bool) (*Call, Response, bool) {
+	if req.Method != http.MethodPost && req.Method != http.MethodGet {
+		resp := errorResponse(newError(CodeMethodNotAllowed, fmt.Sprintf("method %s is not allowed; Median sends POST (and GET for the manifest)", truncate(req.Method, 16))))
+		resp.Allow = AllowHeader
+		return nil, resp, false
+	}
+	if h.keyErr != nil {
+		return nil, errorResponse(h.keyErr), false
+	}
+	sig, err := ParseSignature(req.Signature)
+	if err == nil {
+		err = sig.CheckTime(h.now(), h.tolerance)
+	}
+	if err != nil {
+		return nil, errorResponse(asError(err)), false
+	}
+	body, bodyErr := h.readBody(req)
+	if bodyErr != nil {
+		return nil, errorResponse(bodyErr), false
+	}
+	if err := sig.Verify(body, h.keys...); err != nil {
+		return nil, errorResponse(asError(err)), false
+	}
+	if req.Method == http.MethodGet {
+		return nil, Response{Status: http.StatusOK, Body: h.manifest}, false
+	}
+	op, call, err := DecodeBody(body)
+	if err != nil {
+		return nil, errorResponse(asError(err)), false
+	}
+	if op == OpDiagnostics {
+		return nil, h.runDiagnostics(ctx), false
+	}
+	tool := h.tools[call.Tool]
+	if tool == nil && lookup {
+		return call, errorResponse(newError(CodeUnknownTool, fmt.Sprintf("no tool named %q is registered on this server; sync the tool list in Median or register the tool", truncate(call.Tool, 64)))), false
+	}
+	if tool != nil {
+		if e := tool.checkInput(call.RawInput); e != nil {
+			return call, errorResponse(e), false
+		}
+		if lookup {
+			run, err := tool.prepare(call)
+			if err != nil {
+				return call, errorResponse(asError(err)), false
+			}
+			call.run = run
+		}
+	}
+	if stored, ok := h.claim(ctx, call, body); !ok {
+		return call, stored, false
+	}
+	return call, Response{}, true
+}
+
+// readBody reads the body up to the limit: 413 beyond it.
+func (h *Handler) readBody(req Request) ([]byte, *Error) {
+	tooLarge := func() *Error {
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeInvalidBody,
+			Message: fmt.Sprintf("the body is larger than the %d-byte limit", h.maxBody)}
+	}
+	if req.Body == nil {
+		if int64(len(req.BodyBytes)) > h.maxBody {
+			return nil, tooLarge()
+		}
+		return req.BodyBytes, nil
+	}
+	if req.ContentLength > h.maxBody {
+		return nil, tooLarge()
+	}
+	size := int64(512)
+	if req.ContentLength >= 0 {
+		size = req.ContentLength + 1 // +1 to see EOF without growing
+	}
+	buf := make([]byte, 0, size)
+	r := io.LimitReader(req.Body, h.maxBody+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > h.maxBody {
+			return nil, tooLarge()
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, invalidBody("the body could not be read: " + err.Error())
+		}
+	}
+}
+
+// claim takes the call's toolCallId in the replay store. It returns false
+// and the answer to send when the call must not run now.
+func (h *Handler) claim(ctx context.Context, call *Call, body []byte) (Response, bool) {
+	if h.store == nil {
+		return Response{}, true
+	}
+	sum := sha256.Sum256(body)
+	fp := hex.EncodeToString(sum[:])
+	lease := h.lease
+	if lease <= 0 {
+		lease = DefaultReplayLease
+		if t := h.tools[call.Tool]; t != nil && t.timeout+10*time.Second > lease {
+			lease = t.timeout + 10*time.Second
+		}
+	}
+	res, err := h.store.Claim(ctx, call.ToolCallID, fp, lease)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return errorResponse(newError(CodeExecutionFailed, "the request ended while another request with the same toolCallId was still running")), false
+	case err != nil:
+		h.log.ErrorContext(ctx, "median: replay store failed; the tool was not run", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
+		return errorResponse(newError(CodeExecutionFailed, "the server could not record this call, so the tool was not run; try again later")), false
+	case res.Status == ClaimDone:
+		return Response{Status: http.StatusOK, Body: res.Answer, replayed: true}, false
+	case res.Status == ClaimConflict:
+		return errorResponse(&Error{Status: http.StatusConflict, Code: CodeInvalidBody,
+			Message: fmt.Sprintf("toolCallId %q was already used for a different call; every call needs its own id", truncate(call.ToolCallID, 80))}), false
+	}
+	call.claim = &claim{store: h.store, fingerprint: fp}
+	return Response{}, true
+}
+
+// save stores the answer of a claimed call.
+func (h *Handler) save(ctx context.Context, call *Call, resp Response) {
+	if call == nil || call.claim == nil {
+		return
+	}
+	c := call.claim
+	call.claim = nil
+	// The answer must be kept even when the caller has gone away.
+	ctx = context.WithoutCancel(ctx)
+	if err := c.store.Save(ctx, call.ToolCallID, c.fingerprint, resp.Body, h.ttl); err != nil {
+		h.log.ErrorContext(ctx, "median: replay store could not save the answer; a repeat of this call may run the tool again", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
+	}
+}
+
+// observe reports a finished request to the observer.
+func (h *Handler) observe(method string, call *Call, resp Response, start time.Time) {
+	if resp.code != "" && resp.code != CodeExecutionFailed && resp.code != CodeDiagnosticsUnsupported {
+		h.log.Debug("median: request refused", "status", resp.Status, "code", resp.code)
+	}
+	if h.observer == nil {
+		return
+	}
+	ev := Event{Method: method, Code: resp.code, Status: resp.Status, Duration: time.Since(start), Replayed: resp.replayed}
+	if call != nil {
+		ev.Tool, ev.ToolCallID = call.Tool, call.ToolCallID
+	}
+	h.observer(ev)
+}
+
+// runDiagnostics answers {"op": "diagnostics"} under the deadline.
+func (h *Handler) runDiagnostics(ctx context.Context) Response {
+	if h.diagnostics == nil {
+		return errorResponse(newError(CodeDiagnosticsUnsupported, "this server collects no diagnostics"))
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.diagnosticsTimeout)
+	defer cancel()
+	type outcome struct {
+		v   any
+		err error
+	}
+	done := make(chan outcome, 1) // buffered: a late function never blocks
+	go func() {
+		var o outcome
+		defer func() {
+			if p := recover(); p != nil {
+				h.logPanic(ctx, "diagnostics", "", p)
+				o = outcome{err: errPanicked}
+			}
+			done <- o
+		}()
+		o.v, o.err = h.diagnostics(ctx)
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil && !errors.As(o.err, new(*Refusal)) {
+			return errorResponse(newError(CodeExecutionFailed, "diagnostics failed: "+o.err.Error()))
+		}
+		resp := h.encodeResult(ctx, "diagnostics", refusalOr(o.v, o.err))
+		if n := countChars(resp.Body); n > MaxDiagnosticsChars {
+			h.log.WarnContext(ctx, "median: diagnostics answer is longer than Median keeps", "chars", n, "limit", MaxDiagnosticsChars)
+		}
+		return resp
+	case <-ctx.Done():
+		return errorResponse(newError(CodeExecutionFailed, fmt.Sprintf("diagnostics did not finish within %s", h.diagnosticsTimeout)))
+	}
+}
+
+// errPanicked stands for a recovered panic.
+var errPanicked = errors.New("panicked")
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// bodyPrefix is how a result answer starts.
+var bodyPrefix = []byte(`{"result":`)
+
+// isResult reports whether an encoded answer is a result.
+func isResult(body []byte) bool { return bytes.HasPrefix(body, bodyPrefix) }

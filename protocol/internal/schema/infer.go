@@ -1,0 +1,312 @@
+// Package schema infers JSON Schema (draft 2020-12) documents from Go types,
+// compiles schema documents and validates tool inputs against them, turning
+// validation failures into short, plain-English problems that an AI agent can
+// read and act on.
+package schema
+
+import (
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/invopop/jsonschema"
+)
+
+// Interfaces that github.com/invopop/jsonschema honours (its own copies are
+// unexported). A type implementing jsonSchemaProvider describes itself, so
+// the type walk below does not descend into it.
+type jsonSchemaProvider interface {
+	JSONSchema() *jsonschema.Schema
+}
+
+type jsonSchemaAliaser interface {
+	JSONSchemaAlias() any
+}
+
+var (
+	providerType      = reflect.TypeOf((*jsonSchemaProvider)(nil)).Elem()
+	aliaserType       = reflect.TypeOf((*jsonSchemaAliaser)(nil)).Elem()
+	textMarshalerType = reflect.TypeOf((*encoding.TextMarshaler)(nil)).Elem()
+	timeType          = reflect.TypeOf(time.Time{})
+	urlType           = reflect.TypeOf(url.URL{})
+)
+
+// Infer returns the JSON Schema (draft 2020-12, as compact JSON bytes)
+// describing t, which must be a struct (or pointer to struct) type.
+//
+// The root schema is always {"type":"object", ...} with "properties",
+// "required" (omitted when empty) and no "$schema", "$id", "$ref" or "$defs":
+// nested structs are inlined. Recursive types cannot be inlined and are
+// reported as an error naming the type.
+//
+// Rules:
+//   - Property names follow encoding/json: `json` tag names, `json:"-"`
+//     skips a field, unexported fields are skipped, and fields of embedded
+//     structs are promoted.
+//   - A property is required unless its json tag has omitempty or omitzero,
+//     or its Go type is a pointer (fields promoted through an embedded
+//     pointer are optional too). `jsonschema:"required"` always makes a
+//     property required.
+//   - `jsonschema:"..."` and `jsonschema_description` tags are read by
+//     github.com/invopop/jsonschema: description, enum, minimum, maximum,
+//     exclusiveMinimum, exclusiveMaximum, minLength, maxLength, pattern,
+//     default, minItems, maxItems, format, ...
+//   - Objects never carry "additionalProperties": false, so unknown input
+//     fields are tolerated.
+//   - time.Time is {"type":"string","format":"date-time"}.
+//   - chan, func, complex, uintptr and unsafe.Pointer fields (and maps with
+//     keys encoding/json cannot encode) are errors naming the field path and
+//     Go type.
+//
+// The output is deterministic: the same type always yields the same bytes.
+func Infer(t reflect.Type) (out []byte, err error) {
+	if t == nil {
+		return nil, fmt.Errorf("schema: cannot infer a schema from a nil type")
+	}
+	root := t
+	for root.Kind() == reflect.Pointer {
+		root = root.Elem()
+	}
+	if root.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("schema: root type %s must be a struct (or pointer to struct) to be described as a JSON object", t)
+	}
+	if root == timeType {
+		return nil, fmt.Errorf("schema: root type %s is encoded as a JSON string, not an object", t)
+	}
+
+	// First pass: reject what invopop would panic on or recurse forever on.
+	if err := walk(root, nil, "", nil); err != nil {
+		return nil, err
+	}
+
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("schema: cannot describe %s in JSON Schema: %v", t, r)
+		}
+	}()
+
+	r := &jsonschema.Reflector{
+		Anonymous:                 true, // no $id
+		AllowAdditionalProperties: true, // unknown input fields are tolerated
+		DoNotReference:            true, // inline everything, no $defs/$ref
+		ExpandedStruct:            true, // root is the object itself
+	}
+	s := r.ReflectFromType(root)
+	s.Version = ""
+	s.ID = ""
+	s.Definitions = nil
+
+	// Second pass: apply the required rules invopop does not know about.
+	if err := walk(root, s, "", nil); err != nil {
+		return nil, err
+	}
+
+	out, err = json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("schema: encoding the schema of %s: %w", t, err)
+	}
+	return out, nil
+}
+
+// walk traverses t the way invopop's Reflector does.
+//
+// With s == nil it only checks that t can be described (no unsupported kinds,
+// no recursion) and returns an error otherwise. With s != nil, s is the
+// schema invopop produced for t and walk fixes up "required" lists.
+//
+// path is the Go field path used in error messages; stack holds the struct
+// types currently being expanded, to detect recursion.
+func walk(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	// invopop follows JSONSchemaAlias and stops at JSONSchema providers.
+	if t.Implements(aliaserType) {
+		if s != nil {
+			return nil // the alias may describe anything; nothing to fix
+		}
+		alias := reflect.New(t).Elem().Interface().(jsonSchemaAliaser).JSONSchemaAlias()
+		if alias == nil {
+			return nil
+		}
+		return walk(reflect.TypeOf(alias), nil, path, stack)
+	}
+	if t.Implements(providerType) {
+		return nil
+	}
+	if s != nil && len(s.OneOf) > 0 && s.Type == "" {
+		// `jsonschema:"nullable"` wraps the schema in oneOf [schema, null].
+		s = s.OneOf[0]
+	}
+
+	switch t.Kind() {
+	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128,
+		reflect.UnsafePointer, reflect.Uintptr, reflect.Invalid:
+		return unsupported(path, t)
+
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 && t.Kind() == reflect.Slice {
+			return nil // []byte is a base64 string
+		}
+		var items *jsonschema.Schema
+		if s != nil {
+			if items = s.Items; items == nil {
+				return nil
+			}
+		}
+		return walk(t.Elem(), items, path+"[]", stack)
+
+	case reflect.Map:
+		k := t.Key()
+		switch {
+		case k.Kind() == reflect.String,
+			k.Kind() >= reflect.Int && k.Kind() <= reflect.Uint64 && k.Kind() != reflect.Uintptr,
+			k.Implements(textMarshalerType):
+		default:
+			return fmt.Errorf("schema: field %q of type %s cannot be described in JSON Schema: map keys of type %s cannot be encoded as JSON object keys", displayPath(path), t, k)
+		}
+		var elem *jsonschema.Schema
+		if s != nil {
+			elem = s.AdditionalProperties
+			for _, p := range s.PatternProperties {
+				elem = p
+			}
+			if elem == nil {
+				return nil
+			}
+		}
+		return walk(t.Elem(), elem, path+"[]", stack)
+
+	case reflect.Struct:
+		if t == timeType || t == urlType {
+			return nil
+		}
+		for _, seen := range stack {
+			if seen == t {
+				return fmt.Errorf("schema: type %s is recursive (field %q refers back to it); recursive types cannot be described by an inlined JSON Schema", t, displayPath(path))
+			}
+		}
+		stack = append(stack, t)
+		return walkFields(t, s, path, stack, false)
+	}
+	return nil
+}
+
+// walkFields visits the fields of struct type t, promoting embedded structs
+// into the same schema s. viaPointer is true when t is reached through an
+// embedded pointer, in which case its promoted fields are optional.
+func walkFields(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Type, viaPointer bool) error {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, embed, explicitRequired, ok := fieldName(f)
+		if !ok {
+			continue
+		}
+		fpath := f.Name
+		if path != "" {
+			fpath = path + "." + f.Name
+		}
+		if embed {
+			et := f.Type
+			ptr := false
+			for et.Kind() == reflect.Pointer {
+				et, ptr = et.Elem(), true
+			}
+			for _, seen := range stack {
+				if seen == et {
+					return fmt.Errorf("schema: type %s is recursive (field %q embeds it); recursive types cannot be described by an inlined JSON Schema", et, displayPath(fpath))
+				}
+			}
+			if err := walkFields(et, s, fpath, append(stack, et), viaPointer || ptr); err != nil {
+				return err
+			}
+			continue
+		}
+		var prop *jsonschema.Schema
+		if s != nil {
+			if s.Properties == nil {
+				continue
+			}
+			p, found := s.Properties.Get(name)
+			if !found {
+				continue
+			}
+			prop = p
+			optional := viaPointer || f.Type.Kind() == reflect.Pointer
+			if optional && !explicitRequired {
+				s.Required = remove(s.Required, name)
+			}
+		}
+		if err := walk(f.Type, prop, fpath, stack); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fieldName mirrors invopop's field naming (which mirrors encoding/json). It
+// returns the property name, whether the field is an embedded struct whose
+// fields are promoted, whether `jsonschema:"required"` is present, and false
+// when the field does not appear in JSON at all.
+func fieldName(f reflect.StructField) (name string, embed, required, ok bool) {
+	jsonTags := strings.Split(f.Tag.Get("json"), ",")
+	if jsonTags[0] == "-" {
+		return "", false, false, false
+	}
+	schemaTags := strings.Split(f.Tag.Get("jsonschema"), ",")
+	if schemaTags[0] == "-" {
+		return "", false, false, false
+	}
+	for _, tag := range schemaTags {
+		if tag == "required" {
+			required = true
+		}
+	}
+	if f.Anonymous && jsonTags[0] == "" {
+		k := f.Type.Kind()
+		if k == reflect.Struct || (k == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct) {
+			return "", true, false, true
+		}
+	}
+	for _, tag := range jsonTags[1:] {
+		if tag == "inline" {
+			return "", true, false, true
+		}
+	}
+	if !f.Anonymous && !f.IsExported() {
+		return "", false, false, false
+	}
+	name = f.Name
+	if jsonTags[0] != "" {
+		name = jsonTags[0]
+	}
+	return name, false, required, true
+}
+
+func unsupported(path string, t reflect.Type) error {
+	return fmt.Errorf("schema: field %q of type %s cannot be described in JSON Schema", displayPath(path), t)
+}
+
+func displayPath(path string) string {
+	if path == "" {
+		return "(root)"
+	}
+	return path
+}
+
+func remove(list []string, name string) []string {
+	out := list[:0]
+	for _, v := range list {
+		if v != name {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}

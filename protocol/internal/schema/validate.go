@@ -1,0 +1,356 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// Problem is one thing wrong with a tool input.
+type Problem struct {
+	// Path locates the offending value in dotted/bracket form, e.g. "orderId",
+	// "items[2].sku" or "customer.address.zip"; "" is the input itself.
+	// Keys that are not plain identifiers are written as ["some key"].
+	Path string
+	// Message is one plain English sentence fragment, e.g. "required" or
+	// "expected number, got string".
+	Message string
+}
+
+// String renders the problem as "path: message" (just the message at the root).
+func (p Problem) String() string {
+	if p.Path == "" {
+		return p.Message
+	}
+	return p.Path + ": " + p.Message
+}
+
+// ValidationError reports every problem found in a tool input, sorted by
+// path then message, without duplicates.
+type ValidationError struct {
+	Problems []Problem
+}
+
+// Error joins the problems with "; ", e.g.
+// "amount: expected number, got string; orderId: required".
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		parts[i] = p.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Validate checks input, the raw JSON bytes of a tool's input object. It
+// returns nil when the input is valid and a *ValidationError listing every
+// problem otherwise. Numbers are decoded as json.Number, so large integers
+// are compared exactly rather than rounded through float64.
+func (s *Schema) Validate(input []byte) error {
+	doc, err := decodeInput(input)
+	if err != nil {
+		return &ValidationError{Problems: []Problem{{Path: "", Message: "input is not valid JSON: " + jsonErrorText(err)}}}
+	}
+	err = s.compiled.Validate(doc)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return &ValidationError{Problems: []Problem{{Path: "", Message: stripURLs(err.Error())}}}
+	}
+	return &ValidationError{Problems: problemsFrom(ve, doc)}
+}
+
+func decodeInput(input []byte) (any, error) {
+	if len(bytes.TrimSpace(input)) == 0 {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return jsonschema.UnmarshalJSON(bytes.NewReader(input))
+}
+
+// jsonErrorText shortens encoding/json errors to a phrase.
+func jsonErrorText(err error) string {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("%s (at byte %d)", se.Error(), se.Offset)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "unexpected end of input"
+	}
+	return err.Error()
+}
+
+var englishPrinter = message.NewPrinter(language.English)
+
+var urlPattern = regexp.MustCompile(`\s*'?"?[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'"]*'?"?`)
+
+// problemsFrom flattens a validation error tree into sorted, de-duplicated
+// problems. doc is the validated instance (used to tell array indices from
+// object keys); it may be nil.
+func problemsFrom(ve *jsonschema.ValidationError, doc any) []Problem {
+	var out []Problem
+	collect(ve, doc, &out)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Message < out[j].Message
+	})
+	dedup := out[:0]
+	for i, p := range out {
+		if i > 0 && p == out[i-1] {
+			continue
+		}
+		dedup = append(dedup, p)
+	}
+	return dedup
+}
+
+// collect appends one problem per leaf of the error tree.
+func collect(ve *jsonschema.ValidationError, doc any, out *[]Problem) {
+	path := formatPath(ve.InstanceLocation, doc)
+	switch k := ve.ErrorKind.(type) {
+	case *kind.Schema, *kind.Group, *kind.AllOf, *kind.Reference, *kind.PropertyNames:
+		if len(ve.Causes) > 0 {
+			for _, c := range ve.Causes {
+				collect(c, doc, out)
+			}
+			return
+		}
+	case *kind.Required:
+		for _, m := range k.Missing {
+			*out = append(*out, Problem{Path: joinKey(path, m), Message: "required"})
+		}
+		return
+	case *kind.AdditionalProperties:
+		for _, p := range k.Properties {
+			*out = append(*out, Problem{Path: joinKey(path, p), Message: fmt.Sprintf("unknown field %q", p)})
+		}
+		return
+	case *kind.AnyOf, *kind.OneOf:
+		if len(ve.Causes) > 0 {
+			*out = append(*out, Problem{Path: path, Message: alternatives(ve, doc)})
+			return
+		}
+	}
+	*out = append(*out, Problem{Path: path, Message: leafMessage(ve.ErrorKind)})
+}
+
+// alternatives describes a failed anyOf/oneOf. When every alternative failed
+// only on "type", the wanted types are merged ("expected string or null, got
+// number"); otherwise each alternative's problems are listed.
+func alternatives(ve *jsonschema.ValidationError, doc any) string {
+	var wants []string
+	got := ""
+	allTypes := true
+	var branches []string
+	for _, c := range ve.Causes {
+		var probs []Problem
+		collect(c, doc, &probs)
+		if t, ok := c.ErrorKind.(*kind.Type); ok && len(c.Causes) == 0 {
+			wants = append(wants, t.Want...)
+			got = t.Got
+		} else {
+			allTypes = false
+		}
+		base := formatPath(ve.InstanceLocation, doc)
+		parts := make([]string, len(probs))
+		for i, p := range probs {
+			rel := strings.TrimPrefix(strings.TrimPrefix(p.Path, base), ".")
+			if rel == "" || p.Path == base {
+				parts[i] = p.Message
+			} else {
+				parts[i] = rel + ": " + p.Message
+			}
+		}
+		branches = append(branches, strings.Join(parts, ", "))
+	}
+	if allTypes && len(wants) > 0 {
+		return fmt.Sprintf("expected %s, got %s", strings.Join(uniq(wants), " or "), got)
+	}
+	if k, ok := ve.ErrorKind.(*kind.OneOf); ok && len(k.Subschemas) > 1 {
+		return "must match exactly one allowed alternative, but matches several"
+	}
+	return "must match one of the allowed alternatives (" + strings.Join(branches, " | ") + ")"
+}
+
+// leafMessage renders one error kind as a short sentence fragment.
+func leafMessage(k jsonschema.ErrorKind) string {
+	switch k := k.(type) {
+	case *kind.Type:
+		return fmt.Sprintf("expected %s, got %s", strings.Join(k.Want, " or "), k.Got)
+	case *kind.Enum:
+		vals := make([]string, len(k.Want))
+		for i, v := range k.Want {
+			vals[i] = jsonText(v)
+		}
+		if len(vals) == 1 {
+			return "must be " + vals[0]
+		}
+		return "must be one of " + strings.Join(vals, ", ")
+	case *kind.Const:
+		return "must be " + jsonText(k.Want)
+	case *kind.Format:
+		return "must be a valid " + k.Want
+	case *kind.MinLength:
+		return fmt.Sprintf("must be at least %s long", plural(k.Want, "character"))
+	case *kind.MaxLength:
+		return fmt.Sprintf("must be at most %s long", plural(k.Want, "character"))
+	case *kind.Pattern:
+		return "must match pattern " + k.Want
+	case *kind.Minimum:
+		return "must be >= " + ratText(k.Want)
+	case *kind.Maximum:
+		return "must be <= " + ratText(k.Want)
+	case *kind.ExclusiveMinimum:
+		return "must be > " + ratText(k.Want)
+	case *kind.ExclusiveMaximum:
+		return "must be < " + ratText(k.Want)
+	case *kind.MultipleOf:
+		return "must be a multiple of " + ratText(k.Want)
+	case *kind.MinItems:
+		return fmt.Sprintf("must contain at least %s", plural(k.Want, "item"))
+	case *kind.MaxItems:
+		return fmt.Sprintf("must contain at most %s", plural(k.Want, "item"))
+	case *kind.MinProperties:
+		return fmt.Sprintf("must contain at least %s", plural(k.Want, "field"))
+	case *kind.MaxProperties:
+		return fmt.Sprintf("must contain at most %s", plural(k.Want, "field"))
+	case *kind.UniqueItems:
+		return fmt.Sprintf("must not contain duplicates (items [%d] and [%d] are equal)", k.Duplicates[0], k.Duplicates[1])
+	case *kind.FalseSchema:
+		return "is not allowed"
+	case *kind.Not:
+		return "is not allowed (matches a forbidden shape)"
+	case *kind.DependentRequired:
+		return fmt.Sprintf("%s required when %q is present", quoteList(k.Missing), k.Prop)
+	case *kind.Dependency:
+		return fmt.Sprintf("%s required when %q is present", quoteList(k.Missing), k.Prop)
+	}
+	return stripURLs(k.LocalizedString(englishPrinter))
+}
+
+// formatPath renders a JSON instance location as "a.b[2].c". Tokens that
+// index an array (per doc) are written as [n]; keys that are not plain
+// identifiers are written as ["key"].
+func formatPath(tokens []string, doc any) string {
+	var sb strings.Builder
+	cur := doc
+	for _, tok := range tokens {
+		switch v := cur.(type) {
+		case []any:
+			if i, err := strconv.Atoi(tok); err == nil {
+				sb.WriteString("[" + tok + "]")
+				if i >= 0 && i < len(v) {
+					cur = v[i]
+				} else {
+					cur = nil
+				}
+				continue
+			}
+			cur = nil
+		case map[string]any:
+			cur = v[tok]
+		default:
+			cur = nil
+		}
+		sb.WriteString(keyText(tok, sb.Len() == 0))
+	}
+	return sb.String()
+}
+
+// joinKey appends object key key to path.
+func joinKey(path, key string) string {
+	return path + keyText(key, path == "")
+}
+
+var identRe = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$-]*$`)
+
+func keyText(key string, first bool) string {
+	if !identRe.MatchString(key) {
+		return "[" + strconv.Quote(key) + "]"
+	}
+	if first {
+		return key
+	}
+	return "." + key
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func ratText(r *big.Rat) string {
+	if r == nil {
+		return "?"
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+func quoteList(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = strconv.Quote(s)
+	}
+	if len(q) == 1 {
+		return q[0] + " is"
+	}
+	return strings.Join(q, ", ") + " are"
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number, float64:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func uniq(list []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range list {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,237 @@
+package schema
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func TestCompileErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		raw     string
+		wantErr string
+	}{
+		{"not json", `{"type":`, "schema: the schema is not valid JSON"},
+		{"trailing garbage", `{"type":"object"} x`, "schema: the schema is not valid JSON"},
+		{"boolean schema", `true`, `root schema must be a JSON object with "type": "object", got a boolean`},
+		{"array root", `{"type":"array"}`, `root schema must have "type": "object" (tool input is a JSON object), got "array"`},
+		{"missing type", `{"properties":{}}`, `"type" is missing`},
+		{"type list", `{"type":["object","null"]}`, `got an array`},
+		{"invalid keyword value", `{"type":"object","properties":{"a":{"minLength":"x"}}}`, "schema: invalid schema: properties.a.minLength: expected integer, got string"},
+		{"bad type name", `{"type":"object","properties":{"a":{"type":"strin"}}}`, "schema: invalid schema: properties.a.type:"},
+		{"bad regex", `{"type":"object","properties":{"a":{"type":"string","pattern":"(?=x)"}}}`, "properties.a.pattern: must be a valid regex"},
+		{"dangling ref", `{"type":"object","properties":{"a":{"$ref":"#/$defs/nope"}}}`, `"#/$defs/nope"`},
+		{"external ref refused", `{"type":"object","properties":{"a":{"$ref":"file:///etc/passwd"}}}`, "not supported; schemas must be self-contained"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Compile([]byte(tc.raw))
+			require.Error(t, err)
+			assert.Nil(t, s)
+			assert.Contains(t, err.Error(), tc.wantErr)
+			assert.NotContains(t, err.Error(), resourceURL)
+		})
+	}
+}
+
+const orderSchema = `{
+  "type": "object",
+  "properties": {
+    "orderId": {"type": "string", "pattern": "^A-\\d+$"},
+    "amount": {"type": "number", "minimum": 1, "maximum": 9},
+    "ratio": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+    "priority": {"type": "string", "enum": ["low", "medium"]},
+    "code": {"type": "string", "minLength": 3, "maxLength": 5},
+    "dueAt": {"type": "string", "format": "date-time"},
+    "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 2},
+    "nick": {"oneOf": [{"type": "string"}, {"type": "null"}]},
+    "customer": {
+      "type": "object",
+      "properties": {
+        "address": {
+          "type": "object",
+          "properties": {"zip": {"type": "string", "minLength": 5}},
+          "required": ["zip"],
+          "additionalProperties": false
+        }
+      }
+    },
+    "items": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {"sku": {"type": "string"}, "qty": {"type": "integer", "minimum": 1}},
+        "required": ["sku", "qty"]
+      }
+    },
+    "big": {"type": "integer", "maximum": 9007199254740993},
+    "weird": {"type": "object", "properties": {"a b": {"type": "integer"}}}
+  },
+  "required": ["orderId", "amount"]
+}`
+
+func mustCompile(t testing.TB, raw string) *Schema {
+	t.Helper()
+	s, err := Compile([]byte(raw))
+	require.NoError(t, err)
+	return s
+}
+
+func TestValidateMessages(t *testing.T) {
+	s := mustCompile(t, orderSchema)
+	tests := []struct {
+		name  string
+		input string
+		want  []Problem // nil means valid
+	}{
+		{"valid", `{"orderId":"A-1","amount":2,"dueAt":"2024-01-02T15:04:05Z","extra":true}`, nil},
+		{"missing fields", `{}`, []Problem{{"amount", "required"}, {"orderId", "required"}}},
+		{"wrong type", `{"orderId":"A-1","amount":"2"}`, []Problem{{"amount", "expected number, got string"}}},
+		{"integer wanted", `{"orderId":"A-1","amount":2,"items":[{"sku":"x","qty":1.5}]}`, []Problem{{"items[0].qty", "expected integer, got number"}}},
+		{"enum", `{"orderId":"A-1","amount":2,"priority":"high"}`, []Problem{{"priority", `must be one of "low", "medium"`}}},
+		{"minLength", `{"orderId":"A-1","amount":2,"code":"ab"}`, []Problem{{"code", "must be at least 3 characters long"}}},
+		{"maxLength", `{"orderId":"A-1","amount":2,"code":"abcdef"}`, []Problem{{"code", "must be at most 5 characters long"}}},
+		{"minimum", `{"orderId":"A-1","amount":0}`, []Problem{{"amount", "must be >= 1"}}},
+		{"maximum", `{"orderId":"A-1","amount":10}`, []Problem{{"amount", "must be <= 9"}}},
+		{"exclusive bounds", `{"orderId":"A-1","amount":2,"ratio":0}`, []Problem{{"ratio", "must be > 0"}}},
+		{"exclusive max", `{"orderId":"A-1","amount":2,"ratio":1}`, []Problem{{"ratio", "must be < 1"}}},
+		{"pattern", `{"orderId":"B-1","amount":2}`, []Problem{{"orderId", `must match pattern ^A-\d+$`}}},
+		{"minItems", `{"orderId":"A-1","amount":2,"tags":[]}`, []Problem{{"tags", "must contain at least 1 item"}}},
+		{"maxItems", `{"orderId":"A-1","amount":2,"tags":["a","b","c"]}`, []Problem{{"tags", "must contain at most 2 items"}}},
+		{"format", `{"orderId":"A-1","amount":2,"dueAt":"tomorrow"}`, []Problem{{"dueAt", "must be a valid date-time"}}},
+		{"nullable alternative", `{"orderId":"A-1","amount":2,"nick":5}`, []Problem{{"nick", "expected string or null, got number"}}},
+		{"unknown field when forbidden", `{"orderId":"A-1","amount":2,"customer":{"address":{"zip":"12345","x":1,"y":2}}}`,
+			[]Problem{{"customer.address.x", `unknown field "x"`}, {"customer.address.y", `unknown field "y"`}}},
+		{"nested paths", `{"orderId":"A-1","amount":2,"customer":{"address":{"zip":"12"}},"items":[{"sku":"a","qty":1},{"sku":"b","qty":1},{"qty":0}]}`,
+			[]Problem{{"customer.address.zip", "must be at least 5 characters long"}, {"items[2].qty", "must be >= 1"}, {"items[2].sku", "required"}}},
+		{"odd key", `{"orderId":"A-1","amount":2,"weird":{"a b":"x"}}`, []Problem{{`weird["a b"]`, "expected integer, got string"}}},
+		{"several at once", `{"amount":"x","priority":"urgent","code":"a","tags":[1]}`, []Problem{
+			{"amount", "expected number, got string"},
+			{"code", "must be at least 3 characters long"},
+			{"orderId", "required"},
+			{"priority", `must be one of "low", "medium"`},
+			{"tags[0]", "expected string, got number"},
+		}},
+		{"not an object", `[1,2]`, []Problem{{"", "expected object, got array"}}},
+		{"big integer not rounded", `{"orderId":"A-1","amount":2,"big":9007199254740993}`, nil},
+		{"big integer over", `{"orderId":"A-1","amount":2,"big":9007199254740994}`, []Problem{{"big", "must be <= 9007199254740993"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.Validate([]byte(tc.input))
+			if tc.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			var ve *ValidationError
+			require.True(t, errors.As(err, &ve), "error must be a *ValidationError, got %T", err)
+			assert.Equal(t, tc.want, ve.Problems)
+			assert.NotContains(t, err.Error(), "://")
+			assert.NotContains(t, err.Error(), "jsonschema")
+			assert.NotContains(t, err.Error(), resourceURL)
+		})
+	}
+}
+
+func TestValidateInvalidJSON(t *testing.T) {
+	s := mustCompile(t, orderSchema)
+	for _, in := range []string{``, `   `, `{"a":`, `{"a":1} trailing`, `nope`} {
+		t.Run(fmt.Sprintf("%q", in), func(t *testing.T) {
+			err := s.Validate([]byte(in))
+			var ve *ValidationError
+			require.True(t, errors.As(err, &ve))
+			require.Len(t, ve.Problems, 1)
+			assert.Equal(t, "", ve.Problems[0].Path)
+			assert.Contains(t, ve.Problems[0].Message, "input is not valid JSON: ")
+			assert.Less(t, len(ve.Problems[0].Message), 120)
+		})
+	}
+}
+
+func TestValidationErrorString(t *testing.T) {
+	tests := []struct {
+		problems []Problem
+		want     string
+	}{
+		{[]Problem{{"amount", "expected number, got string"}, {"orderId", "required"}}, "amount: expected number, got string; orderId: required"},
+		{[]Problem{{"", "input is not valid JSON: unexpected end of input"}}, "input is not valid JSON: unexpected end of input"},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, (&ValidationError{Problems: tc.problems}).Error())
+	}
+
+	s := mustCompile(t, orderSchema)
+	err := s.Validate([]byte(`{"amount":"1"}`))
+	require.Error(t, err)
+	assert.Equal(t, "amount: expected number, got string; orderId: required", err.Error())
+}
+
+func TestProblemsDedupAndSort(t *testing.T) {
+	// allOf repeating the same constraint produces identical leaves.
+	s := mustCompile(t, `{"type":"object","allOf":[{"required":["b"]},{"required":["b","a"]}]}`)
+	err := s.Validate([]byte(`{}`))
+	var ve *ValidationError
+	require.True(t, errors.As(err, &ve))
+	assert.Equal(t, []Problem{{"a", "required"}, {"b", "required"}}, ve.Problems)
+}
+
+func TestInferredSchemaValidates(t *testing.T) {
+	raw, err := Infer(reflect.TypeOf(inferOrder{}))
+	require.NoError(t, err)
+	s := mustCompile(t, string(raw))
+
+	valid := `{"tenantId":"t","orderId":"A-1","amount":5,"forced":1,"address":{"zip":"12345"},
+		"items":[{"sku":"x","qty":2}],"dueAt":"2024-01-02T15:04:05Z","NoTag":true,"unknown":"tolerated"}`
+	require.NoError(t, s.Validate([]byte(valid)))
+
+	err = s.Validate([]byte(`{"orderId":"x","amount":0,"items":[],"dueAt":"soon","email":"nope"}`))
+	require.Error(t, err)
+	assert.Equal(t, `NoTag: required; address: required; amount: must be > 0; dueAt: must be a valid date-time; `+
+		`email: must be a valid email; forced: required; items: must contain at least 1 item; `+
+		`orderId: must match pattern ^[A-Z]-\d+$; tenantId: required`, err.Error())
+}
+
+func TestValidateConcurrent(t *testing.T) {
+	s := mustCompile(t, orderSchema)
+	var wg sync.WaitGroup
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for j := 0; j < 50; j++ {
+				if (i+j)%2 == 0 {
+					assert.NoError(t, s.Validate([]byte(`{"orderId":"A-1","amount":3}`)))
+				} else {
+					err := s.Validate([]byte(`{"amount":"x"}`))
+					assert.EqualError(t, err, "amount: expected number, got string; orderId: required")
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+}
+
+func BenchmarkValidateSmall(b *testing.B) {
+	s := mustCompile(b, `{"type":"object","properties":{
+		"orderId":{"type":"string","minLength":1},
+		"amount":{"type":"number","minimum":0},
+		"note":{"type":"string"}},"required":["orderId","amount"]}`)
+	input := []byte(`{"orderId":"A-1","amount":12.5,"note":"hi"}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := s.Validate(input); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

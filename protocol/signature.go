@@ -1,0 +1,137 @@
+package protocol
+
+import (
+	"crypto/hmac"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SignatureHeader is the header that carries Median's signature.
+const SignatureHeader = "median-signature"
+
+// DefaultTolerance is how far the signature's timestamp may be from the
+// server clock, in either direction (PROTOCOL.md §1.1).
+const DefaultTolerance = 5 * time.Minute
+
+// Signature is a parsed median-signature header. Build it with
+// [ParseSignature]; it holds no secret.
+type Signature struct {
+	// Timestamp is the sender's clock, in milliseconds since the Unix epoch.
+	Timestamp int64
+	ts        string     // t exactly as sent: it is what was signed
+	v1        [][32]byte // every v1 entry, decoded
+}
+
+// ParseSignature parses a header of the form "t=<ms>,v1=<hex>[,v1=<hex>…]".
+// Several v1 entries are allowed (the sender's key rotation), entries with
+// other scheme names are ignored and spaces around entries are tolerated.
+// An empty header is [ErrMissingSignature]; a header with no t, two t, a t
+// that is not a base-10 integer, no v1 or a v1 that is not 64 hex digits is
+// [ErrMalformedSignature].
+func ParseSignature(header string) (Signature, error) {
+	header = strings.TrimSpace(header)
+	if header == "" {
+		return Signature{}, fmt.Errorf("%w: send t=<unix ms>,v1=<hex hmac> in the %s header", ErrMissingSignature, SignatureHeader)
+	}
+	var sig Signature
+	seenT := false
+	for part := range strings.SplitSeq(header, ",") {
+		name, value, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return Signature{}, fmt.Errorf("%w: entry %q is not name=value", ErrMalformedSignature, truncate(part, 16))
+		}
+		switch name {
+		case "t":
+			if seenT {
+				return Signature{}, fmt.Errorf("%w: more than one t= entry", ErrMalformedSignature)
+			}
+			seenT = true
+			ms, err := strconv.ParseInt(value, 10, 64)
+			if err != nil || value == "" || value[0] == '+' {
+				return Signature{}, fmt.Errorf("%w: t=%q is not a base-10 integer of milliseconds", ErrMalformedSignature, truncate(value, 24))
+			}
+			sig.Timestamp, sig.ts = ms, value
+		case "v1":
+			var mac [32]byte
+			if len(value) != 64 {
+				return Signature{}, fmt.Errorf("%w: v1 must be 64 hex digits, got %d characters", ErrMalformedSignature, len(value))
+			}
+			if _, err := hex.Decode(mac[:], []byte(value)); err != nil {
+				return Signature{}, fmt.Errorf("%w: v1 must be 64 hex digits", ErrMalformedSignature)
+			}
+			sig.v1 = append(sig.v1, mac)
+		}
+	}
+	if !seenT {
+		return Signature{}, fmt.Errorf("%w: no t= entry", ErrMalformedSignature)
+	}
+	if len(sig.v1) == 0 {
+		return Signature{}, fmt.Errorf("%w: no v1= entry", ErrMalformedSignature)
+	}
+	return sig, nil
+}
+
+// CheckTime returns [ErrStaleTimestamp] when the signature's timestamp is more
+// than tolerance away from now, in the past or in the future. Exactly
+// tolerance away is still accepted.
+func (s Signature) CheckTime(now time.Time, tolerance time.Duration) error {
+	diff := now.UnixMilli() - s.Timestamp
+	if diff < 0 {
+		diff = -diff
+	}
+	// diff < 0 after negation means overflow: as far from now as can be.
+	if diff < 0 || diff > tolerance.Milliseconds() {
+		hint := ""
+		if s.Timestamp > 0 && s.Timestamp < 1e11 {
+			hint = "; t looks like seconds, it must be milliseconds"
+		}
+		return fmt.Errorf("%w: t is %s away from the server clock, more than %s%s", ErrStaleTimestamp, describeAge(now.UnixMilli()-s.Timestamp), tolerance, hint)
+	}
+	return nil
+}
+
+// Verify returns nil when one of the signature's v1 entries is the
+// HMAC-SHA256 of "<t>.<body>" under one of keys, and an error wrapping
+// [ErrInvalidSignature] otherwise. Comparison is constant-time; the error
+// never contains a computed signature.
+func (s Signature) Verify(body []byte, keys ...Key) error {
+	for _, k := range keys {
+		if k.IsZero() {
+			continue
+		}
+		mac := k.mac(s.ts, body)
+		for i := range s.v1 {
+			if hmac.Equal(mac, s.v1[i][:]) {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("%w: no v1 matches under any configured key; check that MEDIAN_KEY is the key from Median's dashboard and that nothing re-encodes the body before it reaches this handler", ErrInvalidSignature)
+}
+
+// describeAge renders a millisecond difference as "3m0s in the past" or
+// "in the future".
+func describeAge(diffMS int64) string {
+	if diffMS < 0 {
+		return "in the future by " + msDuration(-diffMS)
+	}
+	return "in the past by " + msDuration(diffMS)
+}
+
+func msDuration(ms int64) string {
+	if ms < 0 || ms > int64(1<<62)/int64(time.Millisecond) {
+		return "more than 100 years"
+	}
+	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+}
+
+// truncate shortens s to at most n bytes for error messages.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

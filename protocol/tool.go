@@ -1,0 +1,160 @@
+package protocol
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"time"
+
+	"github.com/median-go/median/protocol/internal/schema"
+)
+
+// toolNamePattern is the tool-name rule of PROTOCOL.md §6.
+var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// ToolFunc is a typed tool: it receives the request's context and the call
+// with its input decoded into In, and returns a result encoded as JSON, a
+// [*Refusal] (answered as a refusal result) or an error (answered as
+// execution_failed with the error's message).
+type ToolFunc[In, Out any] func(ctx context.Context, call ToolCall[In]) (Out, error)
+
+// Tool is a registered tool: name, description, risk, input schema and the
+// function that runs it. Build it with [NewTool] and pass it in
+// [Config.Tools]. Problems found while building it (a bad name, a type that
+// cannot be described) are reported by [New], all at once.
+type Tool struct {
+	name        string
+	description string
+	risk        Risk
+	inputSchema json.RawMessage
+	schema      *schema.Schema
+	timeout     time.Duration
+	// prepare decodes and validates the call's input and returns the run.
+	prepare  func(call *Call) (func(context.Context) (any, error), error)
+	problems []error
+}
+
+// ToolOption configures a tool built with [NewTool].
+type ToolOption func(*Tool)
+
+// WithInputSchema replaces the inferred input schema with raw, a JSON Schema
+// (draft 2020-12) whose root is an object. Use it when the Go type cannot say
+// everything (oneOf, conditionals) or when the schema is shared with other
+// services.
+func WithInputSchema(raw json.RawMessage) ToolOption {
+	return func(t *Tool) { t.inputSchema = raw }
+}
+
+// WithTimeout bounds each run of the tool: its context is cancelled after d
+// and, when the tool returns because of it, the call is answered
+// execution_failed saying it timed out. The tool must honour ctx.
+func WithTimeout(d time.Duration) ToolOption {
+	return func(t *Tool) { t.timeout = d }
+}
+
+// NewTool describes a typed tool. name must match ^[a-zA-Z0-9_-]{1,64}$,
+// description tells the agent when to use it, risk is one of the four
+// levels. The input schema is inferred from In (a struct: field names from
+// json tags; a field is required unless it is a pointer or has omitempty;
+// `jsonschema:"description=…,enum=…,minimum=…,maxLength=…,pattern=…,default=…"`
+// adds constraints) unless [WithInputSchema] gives one. If In (or *In) has a
+// Validate() error method, it runs after decoding and its error is answered
+// invalid_input.
+func NewTool[In, Out any](name string, risk Risk, description string, fn ToolFunc[In, Out], opts ...ToolOption) *Tool {
+	t := &Tool{name: name, description: description, risk: risk}
+	for _, o := range opts {
+		o(t)
+	}
+	if !toolNamePattern.MatchString(name) {
+		t.problems = append(t.problems, fmt.Errorf("name %q must match ^[a-zA-Z0-9_-]{1,64}$", name))
+	}
+	if description == "" {
+		t.problems = append(t.problems, errors.New("description is empty: say what the tool does and when the agent should use it"))
+	}
+	if !risk.Valid() {
+		t.problems = append(t.problems, fmt.Errorf("risk %q is not one of low, medium, reviewed, high", risk))
+	}
+	if fn == nil {
+		t.problems = append(t.problems, errors.New("function is nil"))
+	}
+	if t.inputSchema == nil {
+		raw, err := schema.Infer(reflect.TypeFor[In]())
+		if err != nil {
+			t.problems = append(t.problems, fmt.Errorf("input type %s: %w", reflect.TypeFor[In](), err))
+		}
+		t.inputSchema = raw
+	}
+	if t.inputSchema != nil {
+		s, err := schema.Compile(t.inputSchema)
+		if err != nil {
+			t.problems = append(t.problems, fmt.Errorf("input schema: %w", err))
+		}
+		t.schema = s
+	}
+	t.prepare = func(call *Call) (func(context.Context) (any, error), error) {
+		tc := ToolCall[In]{Call: call}
+		if err := call.BindInput(&tc.Input); err != nil {
+			return nil, err
+		}
+		if err := validateInput(&tc.Input); err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) (any, error) { return fn(ctx, tc) }, nil
+	}
+	return t
+}
+
+// Name returns the tool's name.
+func (t *Tool) Name() string { return t.name }
+
+// Description returns what the tool tells the agent about itself.
+func (t *Tool) Description() string { return t.description }
+
+// Risk returns the tool's risk level.
+func (t *Tool) Risk() Risk { return t.risk }
+
+// InputSchema returns the tool's input JSON Schema, as the manifest lists it.
+func (t *Tool) InputSchema() json.RawMessage { return t.inputSchema }
+
+// err joins every problem found while building the tool, or returns nil.
+func (t *Tool) err() error {
+	if len(t.problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("tool %q: %w", t.name, errors.Join(t.problems...))
+}
+
+// checkInput validates raw input against the tool's schema and returns an
+// invalid_input *Error listing every problem.
+func (t *Tool) checkInput(raw []byte) *Error {
+	if t.schema == nil {
+		return nil
+	}
+	if err := t.schema.Validate(raw); err != nil {
+		return newError(CodeInvalidInput, err.Error())
+	}
+	return nil
+}
+
+// validator is the optional method an input type can have.
+type validator interface{ Validate() error }
+
+// validateInput runs In's Validate method (on the value or its pointer).
+func validateInput(in any) error {
+	v, ok := in.(validator)
+	if !ok {
+		if rv := reflect.ValueOf(in); rv.Kind() == reflect.Pointer && !rv.IsNil() {
+			v, ok = rv.Elem().Interface().(validator)
+		}
+	}
+	if !ok {
+		return nil
+	}
+	if err := v.Validate(); err != nil {
+		return newError(CodeInvalidInput, err.Error())
+	}
+	return nil
+}
