@@ -81,8 +81,9 @@ type Call struct {
 	// rounded: decode it with [Call.BindInput] or your own decoder.
 	RawInput json.RawMessage
 
-	claim *claim                             // the replay-store claim this call holds, if any
-	run   func(context.Context) (any, error) // the prepared tool run (Serve only)
+	claim   *claim                             // the replay-store claim this call holds, if any
+	handler *Handler                           // the Handler that verified the call
+	run     func(context.Context) (any, error) // the prepared tool run (Serve only)
 }
 
 // BindInput decodes the raw input into v (a pointer). Numbers decode exactly

@@ -237,6 +237,24 @@ func (h *Handler) Respond(ctx context.Context, call *Call, result any, err error
 	return resp
 }
 
+// Respond encodes the answer to a call that middleware verified, through the
+// Handler that verified it (see [Handler.Respond]). Adapters' context helpers
+// call it. A call that no Handler verified (one built by hand in a test) is
+// encoded with default settings and nothing is stored.
+func Respond(ctx context.Context, call *Call, result any, err error) Response {
+	if call == nil {
+		return errorResponse(newError(CodeExecutionFailed, "no verified Median call on this request: mount the Median middleware before this handler"))
+	}
+	h := call.handler
+	if h == nil {
+		h = fallbackHandler
+	}
+	return h.Respond(ctx, call, result, err)
+}
+
+// fallbackHandler encodes answers for calls no Handler verified.
+var fallbackHandler = &Handler{log: slog.Default(), now: time.Now}
+
 // check runs the contract's checks in order. lookup makes an unknown tool an
 // error (Serve); without it unknown tools pass (Verify).
 func (h *Handler) check(ctx context.Context, req Request, lookup bool) (*Call, Response, bool) {
@@ -272,6 +290,7 @@ func (h *Handler) check(ctx context.Context, req Request, lookup bool) (*Call, R
 	if op == OpDiagnostics {
 		return nil, h.runDiagnostics(ctx), false
 	}
+	call.handler = h
 	tool := h.tools[call.Tool]
 	if tool == nil && lookup {
 		return call, errorResponse(newError(CodeUnknownTool, fmt.Sprintf("no tool named %q is registered on this server; sync the tool list in Median or register the tool", truncate(call.Tool, 64)))), false
