@@ -84,7 +84,7 @@ func cleanCompileError(err error) string {
 			probs := problemsFrom(ve, nil)
 			parts := make([]string, len(probs))
 			for i, p := range probs {
-				parts[i] = p.String()
+				parts[i] = p.text()
 			}
 			return "invalid schema: " + strings.Join(parts, "; ")
 		}

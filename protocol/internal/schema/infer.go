@@ -122,10 +122,21 @@ func Infer(t reflect.Type) (out []byte, err error) {
 // types currently being expanded, to detect recursion.
 func walk(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Type) error {
 	for t.Kind() == reflect.Pointer {
+		if t.Elem() == t {
+			return fmt.Errorf("schema: field %q of type %s is a pointer to itself and cannot be described in JSON Schema", displayPath(path), t)
+		}
 		t = t.Elem()
 	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Slice, reflect.Array, reflect.Map:
+		for _, seen := range stack {
+			if seen == t {
+				return fmt.Errorf("schema: type %s is recursive (field %q refers back to it); recursive types cannot be described by an inlined JSON Schema", t, displayPath(path))
+			}
+		}
+	}
 	// invopop follows JSONSchemaAlias and stops at JSONSchema providers.
-	if t.Implements(aliaserType) {
+	if t.Kind() != reflect.Interface && t.Implements(aliaserType) {
 		if s != nil {
 			return nil // the alias may describe anything; nothing to fix
 		}
@@ -158,7 +169,7 @@ func walk(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Typ
 				return nil
 			}
 		}
-		return walk(t.Elem(), items, path+"[]", stack)
+		return walk(t.Elem(), items, path+"[]", append(stack, t))
 
 	case reflect.Map:
 		k := t.Key()
@@ -179,19 +190,13 @@ func walk(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Typ
 				return nil
 			}
 		}
-		return walk(t.Elem(), elem, path+"[]", stack)
+		return walk(t.Elem(), elem, path+"[]", append(stack, t))
 
 	case reflect.Struct:
 		if t == timeType || t == urlType {
 			return nil
 		}
-		for _, seen := range stack {
-			if seen == t {
-				return fmt.Errorf("schema: type %s is recursive (field %q refers back to it); recursive types cannot be described by an inlined JSON Schema", t, displayPath(path))
-			}
-		}
-		stack = append(stack, t)
-		return walkFields(t, s, path, stack, false)
+		return walkFields(t, s, path, append(stack, t), false)
 	}
 	return nil
 }

@@ -164,6 +164,21 @@ type recB struct {
 	A []recA `json:"a"`
 }
 
+type recList []recList
+
+type withRecList struct {
+	L recList `json:"l"`
+}
+
+type recEmbed struct {
+	*recEmbed
+	X int `json:"x"`
+}
+
+type recMap struct {
+	M map[string]recMap `json:"m"`
+}
+
 type withFunc struct {
 	Name     string `json:"name"`
 	Callback func() `json:"callback"`
@@ -213,6 +228,9 @@ func TestInferErrors(t *testing.T) {
 		{"bad map key", reflect.TypeOf(withBadMap{}), `field "M" of type map[[2]int]string cannot be described`},
 		{"self recursive", reflect.TypeOf(recNode{}), `type schema.recNode is recursive (field "Children[]"`},
 		{"mutually recursive", reflect.TypeOf(recA{}), `type schema.recA is recursive (field "B.A[]"`},
+		{"recursive slice type", reflect.TypeOf(withRecList{}), `type schema.recList is recursive (field "L[]"`},
+		{"recursive embedding", reflect.TypeOf(recEmbed{}), `type schema.recEmbed is recursive (field "recEmbed" embeds it)`},
+		{"recursive via map", reflect.TypeOf(recMap{}), `type schema.recMap is recursive (field "M[]"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

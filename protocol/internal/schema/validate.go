@@ -29,8 +29,8 @@ type Problem struct {
 	Message string
 }
 
-// String renders the problem as "path: message" (just the message at the root).
-func (p Problem) String() string {
+// text renders the problem as "path: message" (just the message at the root).
+func (p Problem) text() string {
 	if p.Path == "" {
 		return p.Message
 	}
@@ -48,7 +48,7 @@ type ValidationError struct {
 func (e *ValidationError) Error() string {
 	parts := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
-		parts[i] = p.String()
+		parts[i] = p.text()
 	}
 	return strings.Join(parts, "; ")
 }
@@ -58,6 +58,9 @@ func (e *ValidationError) Error() string {
 // problem otherwise. Numbers are decoded as json.Number, so large integers
 // are compared exactly rather than rounded through float64.
 func (s *Schema) Validate(input []byte) error {
+	if s == nil || s.compiled == nil {
+		return errors.New("schema: Validate called on a nil or uncompiled *Schema; use Compile")
+	}
 	doc, err := decodeInput(input)
 	if err != nil {
 		return &ValidationError{Problems: []Problem{{Path: "", Message: "input is not valid JSON: " + jsonErrorText(err)}}}

@@ -158,6 +158,13 @@ func TestValidateInvalidJSON(t *testing.T) {
 	}
 }
 
+func TestValidateNilSchema(t *testing.T) {
+	var s *Schema
+	err := s.Validate([]byte(`{}`))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "use Compile")
+}
+
 func TestValidationErrorString(t *testing.T) {
 	tests := []struct {
 		problems []Problem
