@@ -81,7 +81,7 @@ func newError(code Code, message string) *Error {
 }
 
 // Sentinel errors for the signature and key checks. Every error returned by
-// [ParseSignature], [Signature.Verify], [ParseKey] and [Verifier.Verify] wraps
+// [ParseSignature], [Signature.CheckTime], [Signature.Verify] and [ParseKey] wraps
 // exactly one of them, so callers can branch with errors.Is; [ErrorCode] maps
 // each to its contract code.
 var (
