@@ -150,7 +150,9 @@ func buildKeys() keysDoc {
 
 func buildSignatures() signaturesDoc {
 	ts := func(ms int64) string { return strconv.FormatInt(ms, 10) }
-	sign := func(key string, ms int64, body string) string { return "t=" + ts(ms) + ",v1=" + refMAC(key, ts(ms), body) }
+	sign := func(key string, ms int64, body string) string {
+		return "t=" + ts(ms) + ",v1=" + refMAC(key, ts(ms), body)
+	}
 	now := vectorNow
 	okMAC := refMAC(vecKey, ts(now), diagBody)
 	wrongMAC := refMAC(vecOtherKey, ts(now), diagBody)
