@@ -351,5 +351,10 @@ func serveHTTP(h http.Handler, method, sig, body string) Response {
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
-	return Response{Status: rec.Code, Body: rec.Body.Bytes(), Allow: rec.Header().Get("Allow")}
+	resp := Response{Status: rec.Code, Body: rec.Body.Bytes(), Allow: rec.Header().Get("Allow")}
+	var a answer
+	if json.Unmarshal(resp.Body, &a) == nil && a.Error != nil {
+		resp.code = a.Error.Code
+	}
+	return resp
 }
