@@ -18,13 +18,19 @@ type Store interface {
 	// fingerprint, for at most lease. It returns:
 	//   - ClaimAcquired: the caller must run the tool, then call Save;
 	//   - ClaimDone: the answer is stored; Answer holds its bytes;
-	//   - ClaimConflict: id was used with a different body.
+	//   - ClaimConflict: id was used with a different body, whether that
+	//     call is still running or already answered.
 	// While another caller holds a live claim with the same fingerprint,
 	// Claim waits for its answer, until ctx is done (then it returns
-	// ctx.Err()) or the lease ends (then the caller takes the claim over).
+	// ctx.Err() promptly, leaving nothing behind) or the lease ends (then
+	// the caller takes the claim over: the tool may run a second time,
+	// which is what a crashed instance costs).
 	Claim(ctx context.Context, id, fingerprint string, lease time.Duration) (ClaimResult, error)
-	// Save stores the answer for a claimed id, keeps it for ttl and wakes
-	// the callers waiting on it.
+	// Save stores the answer for id, keeps it for ttl and wakes the callers
+	// waiting on it. It stores the answer even when the claim's lease has
+	// ended and nobody took it over. It keeps what is there when id already
+	// holds an answer (the first answer wins, so every repeat gets the same
+	// bytes) or a live claim of a different fingerprint.
 	Save(ctx context.Context, id, fingerprint string, answer []byte, ttl time.Duration) error
 }
 
@@ -41,7 +47,7 @@ const (
 // ClaimResult is what [Store.Claim] returns.
 type ClaimResult struct {
 	Status ClaimStatus
-	Answer []byte // the stored answer, when Status is ClaimDone
+	Answer []byte // the stored answer, when Status is ClaimDone; the caller owns it
 }
 
 // claim is the claim a Call holds between the store's Claim and Save.

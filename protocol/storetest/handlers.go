@@ -1,0 +1,170 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/median-go/median/protocol"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// RunHandlers serves signed tool calls through two Handlers built with
+// [protocol.New], each with one of the stores newStores returns, and checks
+// what the core promises: a call repeated on the other Handler gets the
+// first answer byte for byte and its tool runs once; 32 concurrent copies of
+// a call spread over both run it once; a different body under the same
+// toolCallId is refused 409 invalid_body; a claim whose holder never answers
+// is taken over when its lease ends.
+//
+// For a shared store, return two stores on one server, as two instances of
+// your service would hold. For a store that lives in one process, return
+// the same store twice: the cases then check one instance under
+// concurrency.
+func RunHandlers(t *testing.T, newStores func(t *testing.T) (protocol.Store, protocol.Store)) {
+	t.Helper()
+	for _, c := range handlerCases {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := newStores(t)
+			c.run(t, a, b)
+		})
+	}
+}
+
+var handlerCases = []struct {
+	name string
+	run  func(t *testing.T, a, b protocol.Store)
+}{
+	{"ReplayOnOtherHandler", testReplayOnOtherHandler},
+	{"ConcurrentCopies", testConcurrentCopies},
+	{"ExpiredLeaseTakenOver", testHandlerLeaseTakenOver},
+}
+
+// Key is the Median key of the Handlers RunHandlers builds.
+const Key = "mk_storetest_0123456789abcdefghijklmnopqrstuvwxyz"
+
+// cancelInput and cancelOutput are the test tool's types.
+type cancelInput struct {
+	OrderID string `json:"orderId"`
+}
+
+type cancelOutput struct {
+	OrderID string `json:"orderId"`
+	Status  string `json:"status"`
+	Run     int64  `json:"run"` // which run answered: a second run changes the bytes
+}
+
+// counter counts a tool's runs.
+type counter struct{ n atomic.Int64 }
+
+// cancelOrder returns a tool that counts its runs and takes a moment, so
+// concurrent copies overlap.
+func (c *counter) cancelOrder() *protocol.Tool {
+	return protocol.NewTool("cancel_order", protocol.RiskHigh, "Cancels an order.",
+		func(ctx context.Context, call protocol.ToolCall[cancelInput]) (cancelOutput, error) {
+			n := c.n.Add(1)
+			time.Sleep(20 * time.Millisecond)
+			return cancelOutput{OrderID: call.Input.OrderID, Status: "cancelled", Run: n}, nil
+		})
+}
+
+// newHandler builds a Handler on store with the test tool.
+func newHandler(t *testing.T, store protocol.Store, runs *counter, lease time.Duration) *protocol.Handler {
+	t.Helper()
+	h, err := protocol.New(protocol.Config{
+		Keys:        []string{Key},
+		Tools:       []*protocol.Tool{runs.cancelOrder()},
+		Store:       store,
+		ReplayLease: lease,
+		Logger:      slog.New(slog.DiscardHandler),
+	})
+	require.NoError(t, err)
+	return h
+}
+
+// signedCall returns a signed POST of a cancel_order call.
+func signedCall(t *testing.T, id, orderID string) protocol.Request {
+	t.Helper()
+	body := fmt.Appendf(nil, `{"tool":"cancel_order","toolCallId":%q,"input":{"orderId":%q},`+
+		`"context":{"conversationId":"conv_1","risk":"high","visitor":{"verified":true,"externalId":"user_7"},"approvedBy":"A teammate"}}`, id, orderID)
+	sig, err := protocol.Sign(Key, time.Now(), body)
+	require.NoError(t, err)
+	return protocol.Request{Method: http.MethodPost, Signature: sig, BodyBytes: body, ContentLength: int64(len(body))}
+}
+
+// serve answers req on h under Deadline.
+func serve(h *protocol.Handler, req protocol.Request) protocol.Response {
+	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
+	defer cancel()
+	return h.Serve(ctx, req)
+}
+
+func testReplayOnOtherHandler(t *testing.T, a, b protocol.Store) {
+	var runs counter
+	ha, hb := newHandler(t, a, &runs, 0), newHandler(t, b, &runs, 0)
+	id := NewID()
+	req := signedCall(t, id, "A-1001")
+
+	first := serve(ha, req)
+	require.Equal(t, http.StatusOK, first.Status, "first answer: %s", first.Body)
+	require.Contains(t, string(first.Body), `"status":"cancelled"`)
+
+	again := serve(hb, req)
+	require.Equal(t, http.StatusOK, again.Status, "replay: %s", again.Body)
+	require.Equal(t, string(first.Body), string(again.Body), "the replay on the other handler must get the first answer byte for byte")
+	require.Equal(t, int64(1), runs.n.Load(), "the tool must run once")
+
+	other := serve(hb, signedCall(t, id, "B-2002"))
+	require.Equal(t, http.StatusConflict, other.Status, "same toolCallId, different body: %s", other.Body)
+	require.Equal(t, protocol.CodeInvalidBody, other.Code())
+	require.Equal(t, int64(1), runs.n.Load(), "a conflicting call must not run the tool")
+}
+
+func testConcurrentCopies(t *testing.T, a, b protocol.Store) {
+	var runs counter
+	handlers := []*protocol.Handler{newHandler(t, a, &runs, 0), newHandler(t, b, &runs, 0)}
+	req := signedCall(t, NewID(), "A-1001")
+	const n = 32
+	bodies := make([][]byte, n)
+	statuses := make([]int, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			resp := serve(handlers[i%2], req)
+			bodies[i], statuses[i] = resp.Body, resp.Status
+		})
+	}
+	close(start)
+	wg.Wait()
+	require.Equal(t, int64(1), runs.n.Load(), "%d concurrent copies over two handlers must run the tool once", n)
+	for i := range n {
+		assert.Equal(t, http.StatusOK, statuses[i], "copy %d: %s", i, bodies[i])
+		assert.Equal(t, string(bodies[0]), string(bodies[i]), "copy %d must get the same bytes as copy 0", i)
+	}
+}
+
+func testHandlerLeaseTakenOver(t *testing.T, a, b protocol.Store) {
+	var runs counter
+	ha, hb := newHandler(t, a, &runs, Short), newHandler(t, b, &runs, Short)
+	req := signedCall(t, NewID(), "A-1001")
+
+	// Handler A verifies the call, which claims it, and then "crashes": it
+	// never answers. B waits out A's lease, then runs the tool itself.
+	_, _, ok := ha.Verify(context.Background(), req)
+	require.True(t, ok, "A must let the first copy through")
+	resp := serve(hb, req)
+	require.Equal(t, http.StatusOK, resp.Status, "B after A's lease ended: %s", resp.Body)
+	require.Equal(t, int64(1), runs.n.Load(), "B must run the tool once A's lease has ended")
+
+	again := serve(ha, req)
+	require.Equal(t, string(resp.Body), string(again.Body), "a later copy on A must get B's answer")
+	require.Equal(t, int64(1), runs.n.Load())
+}
