@@ -1,0 +1,210 @@
+package conformance
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/median-go/median/protocol"
+)
+
+// methodCases check §1: every method but GET and POST is refused 405.
+func methodCases() []testCase {
+	var out []testCase
+	for _, m := range []string{http.MethodPut, http.MethodDelete, http.MethodPatch} {
+		out = append(out, c("methods/"+strings.ToLower(m), "§1", m+" is refused 405 method_not_allowed with Allow: GET, POST, before any signature check", false,
+			func(s *session) outcome {
+				x := s.send(&exchange{method: m, body: []byte(`{}`)})
+				o := expectError(x, http.StatusMethodNotAllowed, protocol.CodeMethodNotAllowed)
+				if o.status != StatusPass {
+					return o
+				}
+				if !sameMethods(x.header.Values("Allow"), []string{"GET", "POST"}) {
+					return fail(x, "Allow: GET, POST", "the Allow header is %q", strings.Join(x.header.Values("Allow"), ", "))
+				}
+				return o
+			}))
+	}
+	return out
+}
+
+// sameMethods compares Allow header values as a set of methods.
+func sameMethods(values, want []string) bool {
+	got := map[string]bool{}
+	for _, v := range values {
+		for m := range strings.SplitSeq(v, ",") {
+			got[strings.ToUpper(strings.TrimSpace(m))] = true
+		}
+	}
+	if len(got) != len(want) {
+		return false
+	}
+	for _, m := range want {
+		if !got[m] {
+			return false
+		}
+	}
+	return true
+}
+
+// wrongKey is a usable key no endpoint should run with.
+const wrongKey = "mediancheck-wrong-key-0123456789abcdef0123456789"
+
+// signatureCases check §1.1: the header's presence, form and HMAC.
+func signatureCases() []testCase {
+	// signed returns a valid probe body and its header, for cases to alter.
+	signed := func(s *session) ([]byte, string, time.Time) {
+		body := probe().bytes()
+		at := s.now()
+		return body, s.sign(at, body), at
+	}
+	hexOf := func(sig string) string { // the v1 of a header built by Sign
+		_, v1, _ := strings.Cut(sig, ",v1=")
+		return v1
+	}
+	malformed := func(id, title string, header func(ms int64, v1 string) string) testCase {
+		return c("signature/malformed-"+id, "§1.1", "a header "+title+" is refused 401 malformed_signature", false,
+			func(s *session) outcome {
+				body, sig, at := signed(s)
+				x := s.send(&exchange{method: http.MethodPost, body: body, signature: header(at.UnixMilli(), hexOf(sig)), sendSig: true})
+				return expectError(x, http.StatusUnauthorized, protocol.CodeMalformedSignature)
+			})
+	}
+	return []testCase{
+		c("signature/valid", "§1.1", "a correctly signed POST is accepted (control for the cases below)", false,
+			func(s *session) outcome {
+				return expectAccepted(s.post(probe().bytes()), "signed with Target.Key")
+			}),
+		c("signature/missing", "§1.1", "a POST without the median-signature header is refused 401 missing_signature", false,
+			func(s *session) outcome {
+				x := s.send(&exchange{method: http.MethodPost, body: probe().bytes()})
+				return expectError(x, http.StatusUnauthorized, protocol.CodeMissingSignature)
+			}),
+		c("signature/empty", "§1.1", "an empty median-signature header is refused 401 missing_signature", false,
+			func(s *session) outcome {
+				x := s.send(&exchange{method: http.MethodPost, body: probe().bytes(), sendSig: true})
+				return expectError(x, http.StatusUnauthorized, protocol.CodeMissingSignature)
+			}),
+		malformed("garbage", "that is not name=value entries", func(int64, string) string { return "not a signature" }),
+		malformed("no-t", "with no t entry", func(_ int64, v1 string) string { return "v1=" + v1 }),
+		malformed("two-t", "with two t entries", func(ms int64, v1 string) string { return fmt.Sprintf("t=%d,t=%d,v1=%s", ms, ms, v1) }),
+		malformed("t-not-integer", "whose t is not a base-10 integer", func(ms int64, v1 string) string { return fmt.Sprintf("t=%d.5,v1=%s", ms, v1) }),
+		malformed("no-v1", "with no v1 entry", func(ms int64, _ string) string { return fmt.Sprintf("t=%d", ms) }),
+		malformed("only-other-scheme", "whose only signature is a v0 entry", func(ms int64, v1 string) string { return fmt.Sprintf("t=%d,v0=%s", ms, v1) }),
+		malformed("v1-short", "whose v1 has 63 hex digits", func(ms int64, v1 string) string { return fmt.Sprintf("t=%d,v1=%s", ms, v1[:63]) }),
+		malformed("v1-not-hex", "whose v1 has 64 characters that are not all hex", func(ms int64, v1 string) string { return fmt.Sprintf("t=%d,v1=%s", ms, "zz"+v1[2:]) }),
+		c("signature/wrong-key", "§1.1", "a request signed with another key is refused 401 invalid_signature", false,
+			func(s *session) outcome {
+				body := probe().bytes()
+				x := s.send(&exchange{method: http.MethodPost, body: body, signature: signWith(wrongKey, s.now(), body)})
+				return expectError(x, http.StatusUnauthorized, protocol.CodeInvalidSignature)
+			}),
+		c("signature/tampered-body", "§1.1", "a body changed after signing is refused 401 invalid_signature", false,
+			func(s *session) outcome {
+				body, sig, _ := signed(s)
+				tampered := []byte(strings.Replace(string(body), `"low"`, `"high"`, 1))
+				x := s.send(&exchange{method: http.MethodPost, body: tampered, signature: sig})
+				return expectError(x, http.StatusUnauthorized, protocol.CodeInvalidSignature)
+			}),
+		c("signature/reencoded-body", "§1.1", "the same JSON re-encoded (indented) after signing is refused 401 invalid_signature: the HMAC is over the raw bytes", false,
+			func(s *session) outcome {
+				body, sig, _ := signed(s)
+				x := s.send(&exchange{method: http.MethodPost, body: indentJSON(body), signature: sig})
+				return expectError(x, http.StatusUnauthorized, protocol.CodeInvalidSignature)
+			}),
+		c("signature/timestamp-changed", "§1.1", "a header whose t was changed after signing is refused 401 invalid_signature: t is part of the signed bytes", false,
+			func(s *session) outcome {
+				body, sig, at := signed(s)
+				x := s.send(&exchange{method: http.MethodPost, body: body, signature: fmt.Sprintf("t=%d,v1=%s", at.UnixMilli()-1000, hexOf(sig))})
+				return expectError(x, http.StatusUnauthorized, protocol.CodeInvalidSignature)
+			}),
+		c("signature/several-v1", "§1.1", "a header with several v1 entries (a key rotation), one of them valid, is accepted", false,
+			func(s *session) outcome {
+				body, sig, at := signed(s)
+				other := hexOf(signWith(wrongKey, at, body))
+				h := fmt.Sprintf("t=%d,v1=%s,v1=%s", at.UnixMilli(), other, hexOf(sig))
+				return expectAccepted(s.send(&exchange{method: http.MethodPost, body: body, signature: h}), "one of two v1 entries is valid")
+			}),
+		c("signature/uppercase-hex", "§1.1", "a v1 in uppercase hex is accepted", false,
+			func(s *session) outcome {
+				body, sig, at := signed(s)
+				h := fmt.Sprintf("t=%d,v1=%s", at.UnixMilli(), strings.ToUpper(hexOf(sig)))
+				return expectAccepted(s.send(&exchange{method: http.MethodPost, body: body, signature: h}), "v1 in uppercase hex")
+			}),
+		c("signature/spaces-after-commas", "§1.1", "optional spaces after the commas of the header are tolerated", false,
+			func(s *session) outcome {
+				body, sig, _ := signed(s)
+				return expectAccepted(s.send(&exchange{method: http.MethodPost, body: body, signature: strings.ReplaceAll(sig, ",", ", ")}), "spaces after commas")
+			}),
+		c("signature/other-schemes-ignored", "§1.1", "entries with other scheme names (v0, v2) beside a valid v1 are ignored", false,
+			func(s *session) outcome {
+				body, sig, _ := signed(s)
+				h := sig + ",v0=abc,v2=" + strings.Repeat("0", 64)
+				return expectAccepted(s.send(&exchange{method: http.MethodPost, body: body, signature: h}), "v0 and v2 entries beside a valid v1")
+			}),
+	}
+}
+
+// timestampCases check the 5-minute window of §1.1, in both directions.
+func timestampCases() []testCase {
+	const window = protocol.DefaultTolerance
+	at := func(s *session, offset time.Duration) *exchange {
+		body := probe().bytes()
+		return s.send(&exchange{method: http.MethodPost, body: body, signature: s.sign(s.now().Add(offset), body)})
+	}
+	return []testCase{
+		c("timestamp/past", "§1.1", "a timestamp more than 5 minutes in the past is refused 401 stale_timestamp", false,
+			func(s *session) outcome {
+				return expectError(at(s, -(window+s.t.ClockSkew)), http.StatusUnauthorized, protocol.CodeStaleTimestamp)
+			}),
+		c("timestamp/future", "§1.1", "a timestamp more than 5 minutes in the future is refused 401 stale_timestamp", false,
+			func(s *session) outcome {
+				return expectError(at(s, window+s.t.ClockSkew), http.StatusUnauthorized, protocol.CodeStaleTimestamp)
+			}),
+		c("timestamp/seconds", "§1.1", "a timestamp in seconds instead of milliseconds is refused 401 stale_timestamp", false,
+			func(s *session) outcome {
+				body := probe().bytes()
+				secs := s.now().Truncate(time.Second)
+				sig := signWith(s.t.Key, time.UnixMilli(secs.Unix()), body)
+				return expectError(s.send(&exchange{method: http.MethodPost, body: body, signature: sig}), http.StatusUnauthorized, protocol.CodeStaleTimestamp)
+			}),
+		c("timestamp/edge-past", "§1.1", "a timestamp just inside the window in the past (5 minutes minus Target.ClockSkew) is accepted", false,
+			func(s *session) outcome {
+				return expectAccepted(at(s, -(window-s.t.ClockSkew)), fmt.Sprintf("t is %s old, %s inside the window, a margin for clock skew", window-s.t.ClockSkew, s.t.ClockSkew))
+			}),
+		c("timestamp/edge-future", "§1.1", "a timestamp just inside the window in the future (5 minutes minus Target.ClockSkew) is accepted", false,
+			func(s *session) outcome {
+				return expectAccepted(at(s, window-s.t.ClockSkew), fmt.Sprintf("t is %s ahead, %s inside the window, a margin for clock skew", window-s.t.ClockSkew, s.t.ClockSkew))
+			}),
+	}
+}
+
+// keyCases check §1.2: an endpoint without a usable key answers 500.
+func keyCases() []testCase {
+	withKey := func(key string, code protocol.Code) func(s *session) outcome {
+		return func(s *session) outcome {
+			if s.t.BuildWithKey == nil {
+				return skip("needs Target.BuildWithKey, a function that builds your endpoint with a given key (not possible against a deployed URL)")
+			}
+			do, err := s.t.BuildWithKey(key)
+			if err != nil {
+				return fail(nil, fmt.Sprintf("an endpoint that answers 500 %s", code), "Target.BuildWithKey(%q) returned an error instead of an endpoint: %v", key, err)
+			}
+			if do == nil {
+				return fail(nil, fmt.Sprintf("an endpoint that answers 500 %s", code), "Target.BuildWithKey(%q) returned a nil request function", key)
+			}
+			body := probe().bytes()
+			x := s.sendWith(do, &exchange{method: http.MethodPost, body: body, signature: s.sign(s.now(), body)})
+			return expectError(x, http.StatusInternalServerError, code)
+		}
+	}
+	return []testCase{
+		c("key/missing", "§1.2", "an endpoint built with no key answers every request 500 missing_secret (never fail-open)", false,
+			withKey("", protocol.CodeMissingSecret)),
+		c("key/too-short", "§1.2", "an endpoint built with a key shorter than 32 characters answers 500 invalid_median_key", false,
+			withKey("short-median-key", protocol.CodeInvalidMedianKey)),
+		c("key/not-visible-ascii", "§1.2", "an endpoint built with a key containing a space or non-ASCII character answers 500 invalid_median_key", false,
+			withKey("a median key with spaces inside it é 0123456789", protocol.CodeInvalidMedianKey)),
+	}
+}

@@ -1,0 +1,214 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/median-go/median/protocol"
+)
+
+// executionCases run the user's samples (§3, §3.1).
+func executionCases() []testCase {
+	return []testCase{
+		c("execution/result", "§3", "each sample expecting a result answers 200 {\"result\": …} that is not a refusal and passes the sample's Check", true, func(s *session) outcome {
+			list, held := s.runnable(ExpectResult)
+			if len(list) == 0 {
+				return noSample("expecting a result", held)
+			}
+			var last *exchange
+			for _, smp := range list {
+				x := s.post(s.sampleCall(smp, smp.input()).bytes())
+				last = x
+				result, o := expectResult(x)
+				if o.status != StatusPass {
+					o.message = "tool " + smp.Tool + ": " + o.message
+					return o
+				}
+				if isRefusal(result) {
+					return fail(x, "a result that is not a refusal", "tool %s refused: set Expect to %q on this sample, or send it with a visitor the tool accepts", smp.Tool, ExpectRefusal)
+				}
+				if smp.Check != nil {
+					if err := smp.Check(result); err != nil {
+						return fail(x, "a result that passes the sample's Check", "tool %s: Check: %v", smp.Tool, err)
+					}
+				}
+			}
+			return pass(last)
+		}),
+		c("execution/refusal", "§3.1", "each sample expecting a refusal answers 200 with a refusal result: ok/known/allowed only false, outcome blocked or unknown, a reason and a detail", true, func(s *session) outcome {
+			list, held := s.runnable(ExpectRefusal)
+			if len(list) == 0 {
+				return noSample(`expecting a refusal (Expect: "refusal")`, held)
+			}
+			var last *exchange
+			for _, smp := range list {
+				x := s.post(s.sampleCall(smp, smp.input()).bytes())
+				last = x
+				result, o := expectResult(x)
+				if o.status != StatusPass {
+					o.expected = `200 {"result": {"ok": false, "outcome": "blocked", "reason": …, "detail": …}}`
+					o.message = "tool " + smp.Tool + ": " + o.message
+					return o
+				}
+				if err := checkRefusal(result); err != nil {
+					return fail(x, `200 {"result": {"ok": false, "outcome": "blocked", "reason": …, "detail": …}}`, "tool %s: %v", smp.Tool, err)
+				}
+			}
+			return pass(last)
+		}),
+		c("execution/failed", "§3", "each sample whose tool returns an error answers 200 execution_failed with the error's message", true, func(s *session) outcome {
+			list, held := s.runnable(ExpectFailure)
+			if len(list) == 0 {
+				return noSample(`expecting execution_failed (Expect: "execution_failed"; usually only the library's fixtures)`, held)
+			}
+			var last *exchange
+			for _, smp := range list {
+				x := s.post(s.sampleCall(smp, smp.input()).bytes())
+				last = x
+				if o := expectError(x, http.StatusOK, protocol.CodeExecutionFailed); o.status != StatusPass {
+					o.message = "tool " + smp.Tool + ": " + o.message
+					return o
+				}
+			}
+			return pass(last)
+		}),
+		c("execution/panic", "§3", "each sample whose tool panics answers 200 execution_failed, and the endpoint keeps answering", true, func(s *session) outcome {
+			list, held := s.runnable(ExpectPanic)
+			if len(list) == 0 {
+				return noSample(`expecting a panic (Expect: "panic"; usually only the library's fixtures)`, held)
+			}
+			var last *exchange
+			for _, smp := range list {
+				x := s.post(s.sampleCall(smp, smp.input()).bytes())
+				last = x
+				if o := expectError(x, http.StatusOK, protocol.CodeExecutionFailed); o.status != StatusPass {
+					o.message = "tool " + smp.Tool + " panicked: " + o.message
+					return o
+				}
+				if o := expectAccepted(s.post(probe().bytes()), "the endpoint still answers after a panic"); o.status != StatusPass {
+					return o
+				}
+			}
+			return pass(last)
+		}),
+	}
+}
+
+// replaySample picks the sample the replay cases send: one that counts its
+// runs when there is one.
+func (s *session) replaySample() (ToolSamples, outcome, bool) {
+	if !s.t.Replay {
+		return ToolSamples{}, skip("the target does not declare replay protection: set Target.Replay when the endpoint keeps answers by toolCallId (the core's default)"), false
+	}
+	list, held := s.runnable(ExpectResult, ExpectRefusal, ExpectFailure)
+	if len(list) == 0 {
+		return ToolSamples{}, noSample("to repeat (replay protection only applies to calls that run a tool)", held), false
+	}
+	for _, smp := range list {
+		if smp.CountsRuns {
+			return smp, outcome{}, true
+		}
+	}
+	return list[0], outcome{}, true
+}
+
+// replayCases check replay protection (§1.1, §2: toolCallId is the
+// idempotency key; §3.3: Median sends each call once).
+func replayCases() []testCase {
+	return []testCase{
+		c("replay/identical-answer", "§2", "the same signed call sent twice gets the first answer back, byte for byte, and the tool runs once (prefers a sample marked CountsRuns)", true, func(s *session) outcome {
+			smp, o, ok := s.replaySample()
+			if !ok {
+				return o
+			}
+			body := s.sampleCall(smp, smp.input()).bytes()
+			sig := s.sign(s.now(), body)
+			first := s.send(&exchange{method: http.MethodPost, body: body, signature: sig})
+			second := s.send(&exchange{method: http.MethodPost, body: body, signature: sig})
+			want := fmt.Sprintf("the first answer again: %d %s", first.status, snippet(first.resp, 200))
+			switch {
+			case first.err != nil:
+				return fail(first, "an answer", "the first call got no answer")
+			case second.err != nil:
+				return fail(second, want, "the repeated call got no answer")
+			case second.status != first.status || !bytes.Equal(second.resp, first.resp):
+				hint := ""
+				if smp.CountsRuns {
+					hint = " (the tool ran again)"
+				}
+				return fail(second, want, "tool %s: the repeated call got a different answer%s; a repeated toolCallId must get the stored answer", smp.Tool, hint)
+			}
+			return pass(second)
+		}),
+		c("replay/conflict", "§2", "a toolCallId reused with a different body is refused 409 invalid_body", true, func(s *session) outcome {
+			smp, o, ok := s.replaySample()
+			if !ok {
+				return o
+			}
+			first := s.sampleCall(smp, smp.input())
+			if x := s.post(first.bytes()); x.err != nil {
+				return fail(x, "an answer", "the first call got no answer")
+			}
+			first.setPath("context.conversationId", newID("conv_other_", 8), false)
+			x := s.post(first.bytes())
+			o = expectError(x, http.StatusConflict, protocol.CodeInvalidBody)
+			if o.status != StatusPass {
+				o.message = "tool " + smp.Tool + ", same toolCallId with another conversationId: " + o.message
+			}
+			return o
+		}),
+	}
+}
+
+// concurrencyCases send many signed calls at once.
+func concurrencyCases() []testCase {
+	return []testCase{
+		c("concurrency/parallel", "§1", "Target.Concurrency (default 16) signed calls sent at once are all answered correctly (a sample expecting a result when one may run, else unknown-tool probes)", true, func(s *session) outcome {
+			list, _ := s.runnable(ExpectResult)
+			var smp *ToolSamples
+			if len(list) > 0 {
+				smp = &list[0]
+			}
+			outs := make([]outcome, s.t.Concurrency)
+			var wg sync.WaitGroup
+			for i := range outs {
+				wg.Go(func() {
+					if smp == nil {
+						outs[i] = expectAccepted(s.post(probe().bytes()), fmt.Sprintf("call %d of %d sent at once", i+1, len(outs)))
+						return
+					}
+					x := s.post(s.sampleCall(*smp, smp.input()).bytes())
+					result, o := expectResult(x)
+					if o.status == StatusPass && smp.Check != nil {
+						if err := smp.Check(result); err != nil {
+							o = fail(x, "a result that passes the sample's Check", "tool %s: Check: %v", smp.Tool, err)
+						}
+					}
+					if o.status != StatusPass {
+						o.message = fmt.Sprintf("call %d of %d sent at once, tool %s: %s", i+1, len(outs), smp.Tool, o.message)
+					}
+					outs[i] = o
+				})
+			}
+			wg.Wait()
+			for _, o := range outs {
+				if o.status != StatusPass {
+					return o
+				}
+			}
+			return outs[0]
+		}),
+	}
+}
+
+// decodeObject decodes raw into a map, or returns nil.
+func decodeObject(raw json.RawMessage) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
+}

@@ -1,0 +1,192 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/median-go/median/protocol"
+)
+
+// exchange is one request a case sent and the answer that came back.
+type exchange struct {
+	method    string
+	url       string
+	signature string // "" when the header was not sent
+	sendSig   bool   // send the header even when empty
+	body      []byte
+	chunked   bool   // send the body without a Content-Length
+	curlBody  string // shell text producing the body, for bodies too big to show
+
+	status  int
+	header  http.Header
+	resp    []byte
+	err     error
+	tooLong bool // the answer was longer than readLimit
+}
+
+// readLimit bounds how much of an answer the cases read.
+const readLimit = 1 << 20
+
+// curl returns a shell command that sends the same request.
+func (x *exchange) curl() string {
+	var b strings.Builder
+	b.WriteString("curl -sS -i -X ")
+	b.WriteString(x.method)
+	b.WriteString(" " + shellQuote(x.url))
+	if x.signature != "" || x.sendSig {
+		b.WriteString(" -H " + shellQuote(protocol.SignatureHeader+": "+x.signature))
+	}
+	if x.body != nil {
+		b.WriteString(" -H 'Content-Type: application/json'")
+		if x.chunked {
+			b.WriteString(" -H 'Transfer-Encoding: chunked'")
+		}
+		switch {
+		case x.curlBody != "":
+			return x.curlBody + " | " + b.String() + " --data-binary @-"
+		default:
+			b.WriteString(" --data-binary " + shellQuote(string(x.body)))
+		}
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// contentType returns the answer's media type, "" when absent.
+func (x *exchange) contentType() string {
+	ct := x.header.Get("Content-Type")
+	if ct == "" {
+		return ""
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return ct
+	}
+	return mt
+}
+
+// isJSON reports whether the answer's Content-Type is application/json.
+func (x *exchange) isJSON() bool { return x.contentType() == protocol.ContentType }
+
+// actual describes the answer for a failure report.
+func (x *exchange) actual() string {
+	if x.err != nil {
+		return "no answer: " + x.err.Error()
+	}
+	ct := x.header.Get("Content-Type")
+	if ct == "" {
+		ct = "(no Content-Type)"
+	}
+	s := fmt.Sprintf("%d %s", x.status, ct)
+	if allow := x.header.Get("Allow"); allow != "" {
+		s += " Allow: " + allow
+	}
+	return s + " " + snippet(x.resp, 300)
+}
+
+// snippet returns body shortened to n bytes, on one line.
+func snippet(body []byte, n int) string {
+	s := strings.TrimSpace(string(body))
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return "(empty body)"
+	}
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// read stores the answer of resp in x.
+func (x *exchange) read(resp *http.Response, err error) {
+	if err != nil {
+		x.err = err
+		return
+	}
+	defer resp.Body.Close()
+	x.status = resp.StatusCode
+	x.header = resp.Header
+	body, err := io.ReadAll(io.LimitReader(resp.Body, readLimit+1))
+	if len(body) > readLimit {
+		body, x.tooLong = body[:readLimit], true
+	}
+	x.resp = body
+	if err != nil {
+		x.err = fmt.Errorf("reading the answer: %w", err)
+	}
+}
+
+// answer is a decoded answer envelope (PROTOCOL.md §3).
+type answer struct {
+	result  json.RawMessage // set for {"result": ...}
+	code    string          // set for {"error": {...}}
+	message string
+}
+
+// isError reports whether the answer is an error envelope.
+func (a answer) isError() bool { return a.result == nil }
+
+// parseAnswer decodes an answer and checks its envelope: an object with
+// exactly one key, "result" (any JSON) or "error" (an object with exactly
+// a non-empty string "code" and a string "message").
+func parseAnswer(body []byte) (answer, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		return answer{}, fmt.Errorf("the answer is not a JSON object: %s", snippet(body, 80))
+	}
+	if len(top) != 1 {
+		return answer{}, fmt.Errorf("the answer must have exactly one key, \"result\" or \"error\"; it has %s", keysOf(top))
+	}
+	if r, ok := top["result"]; ok {
+		return answer{result: r}, nil
+	}
+	raw, ok := top["error"]
+	if !ok {
+		return answer{}, fmt.Errorf("the answer must have exactly one key, \"result\" or \"error\"; it has %s", keysOf(top))
+	}
+	var e map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &e); err != nil || e == nil {
+		return answer{}, fmt.Errorf("\"error\" must be an object with code and message, got %s", snippet(raw, 80))
+	}
+	var a answer
+	if json.Unmarshal(e["code"], &a.code) != nil || a.code == "" {
+		return answer{}, fmt.Errorf("\"error.code\" must be a non-empty string, got %s", snippet(e["code"], 40))
+	}
+	if json.Unmarshal(e["message"], &a.message) != nil || e["message"] == nil {
+		return answer{}, fmt.Errorf("\"error.message\" must be a string, got %s", snippet(e["message"], 40))
+	}
+	if len(e) != 2 {
+		return answer{}, fmt.Errorf("\"error\" must have exactly code and message; it has %s", keysOf(e))
+	}
+	return a, nil
+}
+
+func keysOf(m map[string]json.RawMessage) string {
+	if len(m) == 0 {
+		return "no keys"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, fmt.Sprintf("%q", k))
+	}
+	sortStrings(keys)
+	return strings.Join(keys, ", ")
+}
+
+// compactJSON returns raw compacted, or raw itself when it is not JSON.
+func compactJSON(raw []byte) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}

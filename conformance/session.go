@@ -1,0 +1,378 @@
+package conformance
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/median-go/median/protocol"
+)
+
+// session holds what the cases of one run share.
+type session struct {
+	ctx     context.Context
+	t       Target
+	timeout time.Duration
+
+	manifestOnce sync.Once
+	manifest     map[string]manifestTool // by name; nil when it could not be read
+	manifestErr  error
+}
+
+// manifestTool is one entry of the GET manifest.
+type manifestTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Risk        string          `json:"risk"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// outcome is what a case function returns.
+type outcome struct {
+	status   Status
+	expected string
+	actual   string
+	message  string
+	x        *exchange // the request judged, for the curl line
+}
+
+func pass(x *exchange) outcome         { return outcome{status: StatusPass, x: x} }
+func skip(msg string) outcome          { return outcome{status: StatusSkip, message: msg} }
+func skipf(f string, a ...any) outcome { return skip(fmt.Sprintf(f, a...)) }
+
+// fail reports a failed case about exchange x.
+func fail(x *exchange, expected, format string, a ...any) outcome {
+	o := outcome{status: StatusFail, expected: expected, message: fmt.Sprintf(format, a...), x: x}
+	if x != nil {
+		o.actual = x.actual()
+	}
+	return o
+}
+
+// newID returns prefix followed by n random bytes in hex.
+func newID(prefix string, n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// sign returns the signature header for body at time at, under the target's key.
+func (s *session) sign(at time.Time, body []byte) string {
+	return signWith(s.t.Key, at, body)
+}
+
+// signWith signs with key; an unusable key yields a header that cannot
+// verify, which is what a case signing with it wants to send anyway.
+func signWith(key string, at time.Time, body []byte) string {
+	sig, err := protocol.Sign(key, at, body)
+	if err != nil {
+		return fmt.Sprintf("t=%d,v1=%064x", at.UnixMilli(), 0)
+	}
+	return sig
+}
+
+// now is the clock the cases sign with.
+func (s *session) now() time.Time { return s.t.Now() }
+
+// send performs x with the target's request function.
+func (s *session) send(x *exchange) *exchange { return s.sendWith(s.t.Do, x) }
+
+// sendWith performs x with do.
+func (s *session) sendWith(do DoFunc, x *exchange) *exchange {
+	if x.url == "" {
+		x.url = s.t.URL
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
+	defer cancel()
+	req, err := newRequest(ctx, x.method, x.url, x.body)
+	if err != nil {
+		x.err = err
+		return x
+	}
+	if x.signature != "" || x.sendSig {
+		req.Header[http.CanonicalHeaderKey(protocol.SignatureHeader)] = []string{x.signature}
+	}
+	if x.chunked {
+		req.ContentLength = -1
+		req.Body = struct{ readCloser }{readCloser{req.Body}}
+	}
+	x.read(s.doSafely(do, req))
+	return x
+}
+
+// readCloser hides the concrete body type, so net/http cannot learn its
+// length and sends it chunked.
+type readCloser struct {
+	rc interface {
+		Read([]byte) (int, error)
+		Close() error
+	}
+}
+
+func (r readCloser) Read(p []byte) (int, error) { return r.rc.Read(p) }
+func (r readCloser) Close() error               { return r.rc.Close() }
+
+// doSafely calls do, turning a panic into an error.
+func (s *session) doSafely(do DoFunc, req *http.Request) (resp *http.Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			resp, err = nil, fmt.Errorf("the request function panicked: %v", p)
+		}
+	}()
+	return do(req)
+}
+
+// post sends body signed now.
+func (s *session) post(body []byte) *exchange {
+	return s.send(&exchange{method: http.MethodPost, body: body, signature: s.sign(s.now(), body)})
+}
+
+// get sends a signed GET.
+func (s *session) get() *exchange {
+	return s.send(&exchange{method: http.MethodGet, signature: s.sign(s.now(), nil)})
+}
+
+// call is the body of a ToolCall, built as a generic tree so cases can
+// remove or retype any field.
+type call map[string]any
+
+// probeTool is the tool the suite names when it wants a request that passes
+// every check up to the tool lookup: no endpoint registers it, so a correct
+// endpoint answers 404 unknown_tool without running anything.
+const probeTool = "mediancheck_no_such_tool"
+
+// newCall returns a valid ToolCall body for tool with input.
+func newCall(tool string, input json.RawMessage) call {
+	id := newID("call_", 16)
+	return call{
+		"tool":       tool,
+		"toolCallId": id,
+		"input":      input,
+		"context": map[string]any{
+			"conversationId": newID("conv_", 8),
+			"risk":           "low",
+			"visitor":        map[string]any{"verified": false},
+		},
+	}
+}
+
+// probe returns a valid ToolCall for probeTool.
+func probe() call { return newCall(probeTool, json.RawMessage(`{}`)) }
+
+// bytes encodes the call.
+func (c call) bytes() []byte {
+	b, err := json.Marshal(c)
+	if err != nil {
+		panic("conformance: encoding a call: " + err.Error())
+	}
+	return b
+}
+
+// sampleCall returns the ToolCall body for sample s with input.
+func (s *session) sampleCall(smp ToolSamples, input json.RawMessage) call {
+	c := newCall(smp.Tool, input)
+	ctx := c["context"].(map[string]any)
+	risk := smp.Risk
+	if risk == "" {
+		if m, _ := s.manifestTools(); m != nil && protocol.Risk(m[smp.Tool].Risk).Valid() {
+			risk = m[smp.Tool].Risk
+		} else {
+			risk = "low"
+		}
+	}
+	ctx["risk"] = risk
+	if smp.ConversationID != "" {
+		ctx["conversationId"] = smp.ConversationID
+	}
+	if smp.ApprovedBy != "" {
+		ctx["approvedBy"] = smp.ApprovedBy
+	}
+	v := map[string]any{"verified": smp.Visitor.Verified}
+	if smp.Visitor.Verified && smp.Visitor.ExternalID != "" {
+		v["externalId"] = smp.Visitor.ExternalID
+	}
+	if smp.Visitor.Email != "" {
+		v["email"] = smp.Visitor.Email
+	}
+	if smp.Visitor.Name != "" {
+		v["name"] = smp.Visitor.Name
+	}
+	ctx["visitor"] = v
+	return c
+}
+
+// manifestTools reads the manifest once.
+func (s *session) manifestTools() (map[string]manifestTool, error) {
+	s.manifestOnce.Do(func() {
+		x := s.get()
+		if x.err != nil || x.status != http.StatusOK {
+			s.manifestErr = fmt.Errorf("GET manifest: %s", x.actual())
+			return
+		}
+		var m struct {
+			Tools []manifestTool `json:"tools"`
+		}
+		if err := json.Unmarshal(x.resp, &m); err != nil {
+			s.manifestErr = fmt.Errorf("GET manifest: %w", err)
+			return
+		}
+		s.manifest = make(map[string]manifestTool, len(m.Tools))
+		for _, t := range m.Tools {
+			s.manifest[t.Name] = t
+		}
+	})
+	return s.manifest, s.manifestErr
+}
+
+// runnable returns the samples whose tool may run and whose expectation is
+// one of want.
+func (s *session) runnable(want ...Expect) (list []ToolSamples, held int) {
+	for _, smp := range s.t.Tools {
+		ok := false
+		for _, w := range want {
+			ok = ok || smp.expect() == w
+		}
+		if !ok {
+			continue
+		}
+		if smp.SideEffects && !s.t.AllowSideEffects {
+			held++
+			continue
+		}
+		list = append(list, smp)
+	}
+	return list, held
+}
+
+// noSample explains how to supply a sample for a skipped case.
+func noSample(what string, held int) outcome {
+	msg := "no tool sample " + what + ": add a ToolSamples entry to Target.Tools (mediancheck: -samples FILE.json)"
+	if held > 0 {
+		msg += fmt.Sprintf("; %d matching sample(s) are marked SideEffects and run only with Target.AllowSideEffects (mediancheck: -side-effects)", held)
+	}
+	return skip(msg)
+}
+
+// expectError checks that x is the contract's error answer with status and code.
+func expectError(x *exchange, status int, code protocol.Code) outcome {
+	want := fmt.Sprintf("%d application/json {\"error\":{\"code\":%q,\"message\":\"…\"}}", status, code)
+	if x.err != nil {
+		return fail(x, want, "the request got no answer")
+	}
+	a, err := parseAnswer(x.resp)
+	switch {
+	case err != nil && x.status != status:
+		return fail(x, want, "got status %d and not the contract's JSON error (%v)", x.status, err)
+	case err != nil:
+		return fail(x, want, "%v", err)
+	case a.isError() && a.code != string(code) && x.status != status:
+		return fail(x, want, "got %d %s instead of %d %s", x.status, a.code, status, code)
+	case !a.isError():
+		return fail(x, want, "got a result instead of the error %s", code)
+	case a.code != string(code):
+		return fail(x, want, "got code %s instead of %s", a.code, code)
+	case x.status != status:
+		return fail(x, want, "code %s came with status %d instead of %d", code, x.status, status)
+	case !x.isJSON():
+		return fail(x, want, "Content-Type is %q, not %s", x.header.Get("Content-Type"), protocol.ContentType)
+	case a.message == "":
+		return fail(x, want, "the error message is empty; it must say what to fix")
+	}
+	return pass(x)
+}
+
+// expectResult checks that x is 200 {"result": ...} and returns the result.
+func expectResult(x *exchange) (json.RawMessage, outcome) {
+	want := "200 application/json {\"result\": …}"
+	if x.err != nil {
+		return nil, fail(x, want, "the request got no answer")
+	}
+	a, err := parseAnswer(x.resp)
+	switch {
+	case err != nil:
+		return nil, fail(x, want, "%v", err)
+	case a.isError():
+		return nil, fail(x, want, "got error %s: %s", a.code, a.message)
+	case x.status != http.StatusOK:
+		return nil, fail(x, want, "a result came with status %d", x.status)
+	case !x.isJSON():
+		return nil, fail(x, want, "Content-Type is %q, not %s", x.header.Get("Content-Type"), protocol.ContentType)
+	}
+	return a.result, pass(x)
+}
+
+// expectAccepted checks that a signed probe got past the signature checks:
+// a correct endpoint answers 404 unknown_tool.
+func expectAccepted(x *exchange, why string) outcome {
+	o := expectError(x, http.StatusNotFound, protocol.CodeUnknownTool)
+	if o.status == StatusFail {
+		o.expected = "the request is accepted (" + why + "): a signed call for the unregistered tool " + probeTool + " answers 404 unknown_tool"
+		o.message = "the endpoint did not accept it: " + o.message
+	}
+	return o
+}
+
+// isRefusal reports whether a result is a refusal object (PROTOCOL.md §3.1).
+func isRefusal(result json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(result, &m) != nil {
+		return false
+	}
+	for _, k := range []string{"ok", "known", "allowed"} {
+		if string(m[k]) == "false" {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRefusal checks the shape of a refusal result (PROTOCOL.md §3.1).
+func checkRefusal(result json.RawMessage) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(result, &m); err != nil {
+		return fmt.Errorf("a refusal must be a JSON object, got %s", snippet(result, 80))
+	}
+	falses := 0
+	for _, k := range []string{"ok", "known", "allowed"} {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		if string(v) != "false" {
+			return fmt.Errorf("%q in a refusal is only ever false, got %s", k, v)
+		}
+		falses++
+	}
+	if falses == 0 {
+		return fmt.Errorf("a refusal carries at least one of ok, known, allowed set to false; got %s", snippet(result, 120))
+	}
+	var outcome string
+	if json.Unmarshal(m["outcome"], &outcome) != nil || (outcome != "blocked" && outcome != "unknown") {
+		return fmt.Errorf("a refusal's outcome must be \"blocked\" or \"unknown\", got %s", snippet(m["outcome"], 40))
+	}
+	if v, ok := m["reason"]; ok {
+		var reason string
+		if json.Unmarshal(v, &reason) != nil || reason == "" {
+			return fmt.Errorf("a refusal's reason must be a short non-empty string code, got %s", snippet(v, 40))
+		}
+	}
+	if v, ok := m["detail"]; ok {
+		var detail string
+		if json.Unmarshal(v, &detail) != nil {
+			return fmt.Errorf("a refusal's detail must be a string, got %s", snippet(v, 40))
+		}
+	}
+	return nil
+}
+
+// toolNamePattern is the tool-name rule of PROTOCOL.md §6.
+var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,174 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
+)
+
+// DoFunc sends one request and returns the answer, like [http.Client.Do].
+// The response body must be closed by the caller.
+type DoFunc func(*http.Request) (*http.Response, error)
+
+// Target is the endpoint under test and everything the cases need to talk
+// to it. Build one with [HandlerTarget] or [URLTarget] and add your tools'
+// samples, or fill it in yourself (for example with fibermedian.Do).
+type Target struct {
+	// Do sends a request to the endpoint.
+	Do DoFunc
+
+	// URL is the endpoint's full address, mount path included, for example
+	// "http://example.test/api/median". Every case sends its requests there.
+	URL string
+
+	// Key is the Median key the endpoint runs with; the cases sign with it.
+	Key string
+
+	// Now is the clock the cases sign with; default time.Now. Set it to the
+	// clock your handler uses when that is not the real one.
+	Now func() time.Time
+
+	// ClockSkew is the margin the timestamp cases leave for clocks that
+	// disagree and for time spent in flight: "just inside the window" is
+	// 5 minutes minus ClockSkew, "beyond it" is 5 minutes plus ClockSkew.
+	// Default 5 seconds.
+	ClockSkew time.Duration
+
+	// MaxBodyBytes is the body limit the endpoint enforces; default 1 MiB,
+	// the contract's default. The oversized-body cases send one byte more.
+	MaxBodyBytes int64
+
+	// Tools holds sample calls of your tools. Cases that run a tool, check
+	// its input schema or check its replay protection use them.
+	Tools []ToolSamples
+
+	// AllowSideEffects lets the cases run samples marked SideEffects.
+	AllowSideEffects bool
+
+	// Replay declares that the endpoint has replay protection (the core's
+	// default): the replay cases then check that a repeated toolCallId gets
+	// the first answer back and that a reused one with another body is
+	// refused. When false they are skipped.
+	Replay bool
+
+	// BuildWithKey, when set, builds a fresh copy of the endpoint configured
+	// with key (possibly "" or unusable) and returns its request function.
+	// The key-configuration cases use it to check the 500 answers; it cannot
+	// be offered against a deployed URL. Return the request function even
+	// when your constructor reports the key problem (protocol.New does, and
+	// still returns a Handler); return an error only when nothing could be
+	// built, and the case fails with it.
+	BuildWithKey func(key string) (DoFunc, error)
+
+	// Concurrency is how many signed calls the concurrency case sends at
+	// once; default 16.
+	Concurrency int
+}
+
+// HandlerTarget returns a Target that serves requests with h in process,
+// without a network listener, as if h were mounted at path (for example
+// "/api/median") on http://example.test. Use it for a protocol.Handler, or
+// for a gin, echo or chi router that has the endpoint mounted at path.
+// Replay is set, as the core has replay protection by default; clear it
+// when your handler disables it.
+func HandlerTarget(h http.Handler, path, key string) Target {
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	return Target{Do: HandlerDo(h), URL: "http://example.test" + path, Key: key, Replay: true}
+}
+
+// HandlerDo returns a request function that serves each request with h in
+// process. A panic in h is returned as an error, as a server would drop the
+// connection.
+func HandlerDo(h http.Handler) DoFunc {
+	return func(req *http.Request) (resp *http.Response, err error) {
+		r := req.Clone(req.Context())
+		r.RequestURI = r.URL.RequestURI()
+		if r.Host == "" {
+			r.Host = r.URL.Host
+		}
+		if r.RemoteAddr == "" {
+			r.RemoteAddr = "192.0.2.1:1234"
+		}
+		if r.Body == nil {
+			r.Body = http.NoBody
+		}
+		rec := httptest.NewRecorder()
+		defer func() {
+			if p := recover(); p != nil {
+				resp, err = nil, fmt.Errorf("the handler panicked: %v", p)
+			}
+		}()
+		h.ServeHTTP(rec, r)
+		res := rec.Result()
+		res.Request = req
+		return res, nil
+	}
+}
+
+// URLTarget returns a Target for a deployed endpoint at url (mount path
+// included). Requests go through an http.Client with a 30-second timeout
+// that does not follow redirects: Median does not follow them either, so a
+// redirect on the endpoint is reported as what came back.
+func URLTarget(url, key string) Target {
+	client := &http.Client{
+		Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+	return Target{Do: client.Do, URL: url, Key: key}
+}
+
+// withDefaults fills the zero fields of t.
+func (t Target) withDefaults() Target {
+	if t.Now == nil {
+		t.Now = time.Now
+	}
+	if t.ClockSkew <= 0 {
+		t.ClockSkew = 5 * time.Second
+	}
+	if t.MaxBodyBytes <= 0 {
+		t.MaxBodyBytes = 1 << 20
+	}
+	if t.Concurrency <= 0 {
+		t.Concurrency = 16
+	}
+	return t
+}
+
+// validate reports what is missing from t.
+func (t Target) validate() error {
+	switch {
+	case t.Do == nil:
+		return fmt.Errorf("conformance: Target.Do is nil: build the target with HandlerTarget or URLTarget")
+	case t.URL == "":
+		return fmt.Errorf("conformance: Target.URL is empty: set the endpoint's address with its mount path")
+	case strings.TrimSpace(t.Key) == "":
+		return fmt.Errorf("conformance: Target.Key is empty: set the Median key the endpoint runs with")
+	}
+	return nil
+}
+
+// newRequest builds a request to the target with body.
+func newRequest(ctx context.Context, method, url string, body []byte) (*http.Request, error) {
+	var req *http.Request
+	var err error
+	if body == nil {
+		req, err = http.NewRequestWithContext(ctx, method, url, nil)
+	} else {
+		req, err = http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
