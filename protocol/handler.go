@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -375,13 +376,32 @@ func (h *Handler) claim(ctx context.Context, call *Call, body []byte) (Response,
 		h.log.ErrorContext(ctx, "median: replay store failed; the tool was not run", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
 		return errorResponse(newError(CodeExecutionFailed, "the server could not record this call, so the tool was not run; try again later")), false
 	case res.Status == ClaimDone:
-		return Response{Status: http.StatusOK, Body: res.Answer, replayed: true}, false
+		return storedResponse(res.Answer), false
 	case res.Status == ClaimConflict:
 		return errorResponse(&Error{Status: http.StatusConflict, Code: CodeInvalidBody,
 			Message: fmt.Sprintf("toolCallId %q was already used for a different call; every call needs its own id", truncate(call.ToolCallID, 80))}), false
 	}
 	call.claim = &claim{store: h.store, fingerprint: fp}
 	return Response{}, true
+}
+
+// storedResponse rebuilds an answer kept by the replay store. The store keeps
+// only the body, so the code and status come from it: a replayed
+// execution_failed keeps its code, a replayed invalid_input stays 400.
+func storedResponse(body []byte) Response {
+	resp := Response{Status: http.StatusOK, Body: body, replayed: true}
+	if isResult(body) {
+		return resp
+	}
+	var e struct {
+		Error struct {
+			Code Code `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Error.Code != "" {
+		resp.code, resp.Status = e.Error.Code, e.Error.Code.Status()
+	}
+	return resp
 }
 
 // save stores the answer of a claimed call.
