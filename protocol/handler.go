@@ -93,12 +93,15 @@ func New(cfg Config) (*Handler, error) {
 		}
 		h.tools[t.name] = t
 	}
+	keys, err := parseKeys(cfg.Keys)
 	if len(problems) > 0 {
+		if err != nil {
+			problems = append(problems, err)
+		}
 		return nil, fmt.Errorf("median: %w", errors.Join(problems...))
 	}
 	h.manifest = buildManifest(cfg.Tools)
 
-	keys, err := parseKeys(cfg.Keys)
 	if err != nil {
 		h.keyErr = asError(err)
 		h.log.Error("median: the endpoint will answer 500 until a usable key is configured", "code", h.keyErr.Code, "error", err)
