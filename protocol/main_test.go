@@ -186,3 +186,24 @@ func (c *int64Counter) get() int64 { c.mu.Lock(); defer c.mu.Unlock(); return c.
 
 // discardLogger drops every line.
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// observed collects observer events.
+type observed struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (o *observed) add(e Event) { o.mu.Lock(); o.events = append(o.events, e); o.mu.Unlock() }
+
+func (o *observed) all() []Event {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]Event(nil), o.events...)
+}
+
+func (o *observed) last(t testing.TB) Event {
+	t.Helper()
+	all := o.all()
+	require.NotEmpty(t, all, "no event observed")
+	return all[len(all)-1]
+}
