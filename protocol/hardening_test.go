@@ -8,6 +8,7 @@ package protocol_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -145,8 +146,318 @@ func TestReplayedAnswerKeepsCodeAndStatus(t *testing.T) {
 	assert.Equal(t, 3, replayed) // the second Serve and both Verify calls
 }
 
-var _ = bytes.Contains
-var _ = hex.EncodeToString
-var _ = strings.Contains
-var _ = httptest.NewRecorder
-var _ = goleak.VerifyNone
+// hardBlockingTool is a tool that reports when it starts, then waits for its
+// context to end and reports the context's error.
+type hardBlockingTool struct {
+	started chan struct{}
+	ctxErr  chan error
+}
+
+func newHardBlockingTool() *hardBlockingTool {
+	return &hardBlockingTool{started: make(chan struct{}, 1), ctxErr: make(chan error, 1)}
+}
+
+func (b *hardBlockingTool) tool(opts ...protocol.ToolOption) *protocol.Tool {
+	return protocol.NewTool("block", protocol.RiskLow, "Waits until its context ends.",
+		func(ctx context.Context, call protocol.ToolCall[hardIn]) (any, error) {
+			b.started <- struct{}{}
+			<-ctx.Done()
+			b.ctxErr <- ctx.Err()
+			return nil, ctx.Err()
+		}, opts...)
+}
+
+// waitFor receives from ch or fails the test after a generous bound (a hang
+// guard, not a timing assertion).
+func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("gave up waiting: %s", what)
+		panic("unreachable")
+	}
+}
+
+// A client that goes away mid-tool cancels the tool's context, over real
+// HTTP, and nothing is left running once the server is closed.
+func TestClientDisconnectCancelsToolWithoutLeaks(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	b := newHardBlockingTool()
+	h := hardNew(t, protocol.Config{Tools: []*protocol.Tool{b.tool()}})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	transport := &http.Transport{}
+	defer transport.CloseIdleConnections()
+
+	body := hardCallBody("block", "call_disconnect", "A-1", true)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set(protocol.SignatureHeader, protocol.MustParseKey(hardKey).Sign(time.Now(), body))
+	clientErr := make(chan error, 1)
+	go func() {
+		resp, err := (&http.Client{Transport: transport}).Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		clientErr <- err
+	}()
+	waitFor(t, b.started, "the tool to start")
+	cancel()
+	assert.ErrorIs(t, waitFor(t, clientErr, "the client to give up"), context.Canceled)
+	assert.ErrorIs(t, waitFor(t, b.ctxErr, "the tool to see the cancellation"), context.Canceled)
+}
+
+// A cancelled request context reaches the tool through Serve, and the
+// answer does not claim a timeout.
+func TestCancelledRequestContextReachesTool(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	b := newHardBlockingTool()
+	h := hardNew(t, protocol.Config{Tools: []*protocol.Tool{b.tool(protocol.WithTimeout(time.Hour))}})
+	ctx, cancel := context.WithCancel(context.Background())
+	answered := make(chan protocol.Response, 1)
+	go func() { answered <- h.Serve(ctx, hardSigned(hardCallBody("block", "call_cancel", "A-1", true))) }()
+	waitFor(t, b.started, "the tool to start")
+	cancel()
+	assert.ErrorIs(t, waitFor(t, b.ctxErr, "the tool to see the cancellation"), context.Canceled)
+	resp := waitFor(t, answered, "Serve to return")
+	code, msg := hardErrorCode(t, resp.Body)
+	assert.Equal(t, protocol.CodeExecutionFailed, code)
+	assert.NotContains(t, msg, "timed out")
+}
+
+// A tool that honours ctx and overruns WithTimeout is answered 200
+// execution_failed saying it timed out; nothing is left running.
+func TestToolTimeoutAnswersTimedOut(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	b := newHardBlockingTool()
+	h := hardNew(t, protocol.Config{Tools: []*protocol.Tool{b.tool(protocol.WithTimeout(20 * time.Millisecond))}})
+	resp := h.Serve(context.Background(), hardSigned(hardCallBody("block", "call_timeout", "A-1", true)))
+	assert.ErrorIs(t, waitFor(t, b.ctxErr, "the tool's context error"), context.DeadlineExceeded)
+	assert.Equal(t, http.StatusOK, resp.Status)
+	code, msg := hardErrorCode(t, resp.Body)
+	assert.Equal(t, protocol.CodeExecutionFailed, code)
+	assert.Contains(t, msg, "timed out")
+}
+
+// Diagnostics that ignore their deadline are answered without waiting for
+// them; the late goroutine exits as soon as the function returns.
+func TestLateDiagnosticsDoNotLeak(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	release := make(chan struct{})
+	returned := make(chan struct{})
+	h := hardNew(t, protocol.Config{
+		DiagnosticsTimeout: 20 * time.Millisecond,
+		Diagnostics: func(ctx context.Context) (any, error) {
+			defer close(returned)
+			<-release // ignores ctx on purpose
+			return "late", nil
+		},
+	})
+	body := []byte(`{"op":"diagnostics"}`)
+	resp := h.Serve(context.Background(), hardSigned(body))
+	// Serve returned while the function is still blocked on release.
+	assert.Equal(t, http.StatusOK, resp.Status)
+	code, msg := hardErrorCode(t, resp.Body)
+	assert.Equal(t, protocol.CodeExecutionFailed, code)
+	assert.Contains(t, msg, "did not finish")
+	close(release)
+	waitFor(t, returned, "the diagnostics function to return")
+	// goleak.VerifyNone retries until the late goroutine has gone.
+}
+
+// Panics in a tool and in diagnostics are answered execution_failed and
+// leave no goroutine behind; the panic value stays in the log.
+func TestPanicsAreAnsweredWithoutLeaks(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	var logs hardLogBuffer
+	panicky := protocol.NewTool("panicky", protocol.RiskLow, "Panics.",
+		func(ctx context.Context, call protocol.ToolCall[hardIn]) (any, error) {
+			panic("secret internal state " + call.Input.OrderID)
+		})
+	h := hardNew(t, protocol.Config{
+		Tools:       []*protocol.Tool{panicky},
+		Logger:      slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Diagnostics: func(ctx context.Context) (any, error) { panic("diagnostics exploded") },
+	})
+	for _, tt := range []struct {
+		name string
+		body []byte
+		logs string
+	}{
+		{"tool", hardCallBody("panicky", "call_panic", "A-9", true), "secret internal state A-9"},
+		{"diagnostics", []byte(`{"op":"diagnostics"}`), "diagnostics exploded"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := h.Serve(context.Background(), hardSigned(tt.body))
+			assert.Equal(t, http.StatusOK, resp.Status)
+			code, msg := hardErrorCode(t, resp.Body)
+			assert.Equal(t, protocol.CodeExecutionFailed, code)
+			assert.NotContains(t, string(resp.Body), "panic(", "no stack in the answer")
+			assert.NotContains(t, msg, tt.logs, "the panic value stays out of the answer")
+			assert.Contains(t, logs.String(), tt.logs)
+		})
+	}
+}
+
+// hardLogBuffer collects log output; safe for concurrent use.
+type hardLogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *hardLogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *hardLogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// hardSecretForms returns every form in which key could leak: the key, its
+// derived secret in hex (both cases) and base64.
+func hardSecretForms(t *testing.T, key string) []string {
+	t.Helper()
+	secret, err := protocol.DeriveSecret(key)
+	require.NoError(t, err)
+	h := hex.EncodeToString(secret)
+	return []string{key, h, strings.ToUpper(h), base64.StdEncoding.EncodeToString(secret), base64.RawURLEncoding.EncodeToString(secret)}
+}
+
+// hardMACs returns the correct v1 (hex) of body at ts under each key.
+func hardMACs(ts time.Time, body []byte, keys ...string) []string {
+	var out []string
+	for _, k := range keys {
+		sig := protocol.MustParseKey(k).Sign(ts, body)
+		out = append(out, sig[strings.Index(sig, "v1=")+3:])
+	}
+	return out
+}
+
+// No answer and no log line, at Debug level, carries a key, a derived
+// secret or a correct MAC, across every kind of request; the key
+// fingerprint is what identifies a key.
+func TestNoSecretInAnswersOrLogs(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	var logs hardLogBuffer
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var h *protocol.Handler
+	lookup := protocol.NewTool("lookup_order", protocol.RiskLow, "Looks up an order.",
+		func(ctx context.Context, call protocol.ToolCall[hardIn]) (any, error) {
+			if _, ok := call.Visitor.ExternalID(); !ok {
+				return nil, protocol.NotSignedIn("Sign in to see orders.")
+			}
+			switch call.Input.OrderID {
+			case "fail":
+				return nil, errors.New("database unavailable")
+			case "panic":
+				panic("boom")
+			case "slow":
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			return map[string]any{"orderId": call.Input.OrderID, "medianNavigateTo": "//not-a-path"}, nil
+		}, protocol.WithTimeout(20*time.Millisecond))
+	h = hardNew(t, protocol.Config{
+		Keys:         []string{hardKey, hardOldKey},
+		Tools:        []*protocol.Tool{lookup},
+		Logger:       logger,
+		MaxBodyBytes: 2048,
+		Diagnostics: func(ctx context.Context) (any, error) {
+			return map[string]any{"keys": h.Keys()}, nil
+		},
+	})
+
+	key, old := protocol.MustParseKey(hardKey), protocol.MustParseKey(hardOldKey)
+	now := time.Now()
+	type request struct {
+		name   string
+		method string
+		body   []byte
+		sig    func(body []byte) string
+		status int
+	}
+	signed := func(k protocol.Key, at time.Time) func([]byte) string {
+		return func(b []byte) string { return k.Sign(at, b) }
+	}
+	raw := func(s string) func([]byte) string { return func([]byte) string { return s } }
+	unknownKey := protocol.MustParseKey("an-unknown-key-that-nobody-configured-0000")
+	requests := []request{
+		{"valid", "POST", hardCallBody("lookup_order", "call_1", "A-1", true), signed(key, now), 200},
+		{"valid under the old key", "POST", hardCallBody("lookup_order", "call_2", "A-2", true), signed(old, now), 200},
+		{"replay", "POST", hardCallBody("lookup_order", "call_1", "A-1", true), signed(key, now), 200},
+		{"reused id", "POST", hardCallBody("lookup_order", "call_1", "A-3", true), signed(key, now), 409},
+		{"unverified visitor", "POST", hardCallBody("lookup_order", "call_3", "A-1", false), signed(key, now), 200},
+		{"tool error", "POST", hardCallBody("lookup_order", "call_4", "fail", true), signed(key, now), 200},
+		{"tool panic", "POST", hardCallBody("lookup_order", "call_5", "panic", true), signed(key, now), 200},
+		{"tool timeout", "POST", hardCallBody("lookup_order", "call_6", "slow", true), signed(key, now), 200},
+		{"invalid input", "POST", []byte(`{"tool":"lookup_order","toolCallId":"call_7","input":{"orderId":7},"context":{"conversationId":"c","risk":"low","visitor":{"verified":true}}}`), signed(key, now), 400},
+		{"unknown tool", "POST", hardCallBody("drop_tables", "call_8", "A-1", true), signed(key, now), 404},
+		{"bad JSON", "POST", []byte(`{"tool":`), signed(key, now), 400},
+		{"unknown op", "POST", []byte(`{"op":"reboot"}`), signed(key, now), 400},
+		{"diagnostics", "POST", []byte(`{"op":"diagnostics"}`), signed(key, now), 200},
+		{"manifest", "GET", nil, signed(key, now), 200},
+		{"oversized", "POST", bytes.Repeat([]byte("x"), 4096), signed(key, now), 413},
+		{"405", "DELETE", nil, signed(key, now), 405},
+		{"missing signature", "POST", hardCallBody("lookup_order", "call_9", "A-1", true), raw(""), 401},
+		{"malformed signature", "POST", hardCallBody("lookup_order", "call_9", "A-1", true), raw("t=abc,v1=00"), 401},
+		{"stale", "POST", hardCallBody("lookup_order", "call_9", "A-1", true), signed(key, now.Add(-10*time.Minute)), 401},
+		{"future", "POST", hardCallBody("lookup_order", "call_9", "A-1", true), signed(key, now.Add(10*time.Minute)), 401},
+		{"unknown key", "POST", hardCallBody("lookup_order", "call_9", "A-1", true), signed(unknownKey, now), 401},
+		{"body changed after signing", "POST", hardCallBody("lookup_order", "call_9", "A-1", true), raw(key.Sign(now, []byte("{}"))), 401},
+	}
+
+	forbidden := append(hardSecretForms(t, hardKey), hardSecretForms(t, hardOldKey)...)
+	var answers bytes.Buffer
+	for _, r := range requests {
+		req := httptest.NewRequest(r.method, "/api/median", bytes.NewReader(r.body))
+		if sig := r.sig(r.body); sig != "" {
+			req.Header.Set(protocol.SignatureHeader, sig)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		assert.Equal(t, r.status, w.Code, "%s: %s", r.name, w.Body)
+		assert.Equal(t, protocol.ContentType, w.Header().Get("Content-Type"), r.name)
+		answers.Write(w.Body.Bytes())
+		answers.WriteByte('\n')
+		// The correct MAC for this request, at the time it carries and at
+		// now, under every configured key.
+		for _, at := range []time.Time{now, now.Add(-10 * time.Minute), now.Add(10 * time.Minute)} {
+			forbidden = append(forbidden, hardMACs(at, r.body, hardKey, hardOldKey)...)
+		}
+	}
+	// An unusable key is logged and answered without being repeated.
+	const shortKey = "short-secret-key-42"
+	bad, err := protocol.New(protocol.Config{Keys: []string{shortKey}, Logger: logger})
+	require.ErrorIs(t, err, protocol.ErrInvalidKey)
+	assert.NotContains(t, err.Error(), shortKey)
+	w := httptest.NewRecorder()
+	bad.ServeHTTP(w, httptest.NewRequest("POST", "/", strings.NewReader("{}")))
+	assert.Equal(t, http.StatusInternalServerError, w.Code)
+	answers.Write(w.Body.Bytes())
+	forbidden = append(forbidden, shortKey)
+
+	logText := logs.String()
+	require.Contains(t, logText, `"level":"DEBUG"`, "the logger captured debug lines")
+	require.Contains(t, logText, "boom", "the logger captured the panic")
+	for _, secret := range forbidden {
+		assert.NotContains(t, strings.ToLower(answers.String()), strings.ToLower(secret), "an answer leaks %.8s…", secret)
+		assert.NotContains(t, strings.ToLower(logText), strings.ToLower(secret), "a log line leaks %.8s…", secret)
+	}
+
+	// The fingerprint identifies a key: short, derived, not the secret.
+	fps := h.Keys()
+	require.Equal(t, []string{key.Fingerprint(), old.Fingerprint()}, fps)
+	assert.Contains(t, answers.String(), fps[0], "diagnostics show the fingerprint")
+	for _, fp := range fps {
+		assert.Regexp(t, `^mk_[0-9a-f]{12}$`, fp)
+	}
+	assert.Equal(t, "median key "+fps[0], fmt.Sprint(key))
+	assert.Equal(t, "median key "+fps[0], fmt.Sprintf("%+v", key))
+}
