@@ -48,11 +48,11 @@ func (h *Handler) logPanic(ctx context.Context, tool, callID string, p any) {
 // answer encodes what a tool returned.
 func (h *Handler) answer(ctx context.Context, call *Call, result any, err error) Response {
 	if err == nil {
-		return h.encodeResult(ctx, call.Tool, result)
+		return h.encodeResult(ctx, call.Tool, result, MaxResultChars)
 	}
 	var refusal *Refusal
 	if errors.As(err, &refusal) {
-		return h.encodeResult(ctx, call.Tool, refusal)
+		return h.encodeResult(ctx, call.Tool, refusal, MaxResultChars)
 	}
 	var e *Error
 	if errors.As(err, &e) && e.Code == CodeInvalidInput {
@@ -79,16 +79,16 @@ func refusalOr(v any, err error) any {
 }
 
 // encodeResult encodes {"result": v}, checks widget hints and warns about
-// results longer than the agent reads.
-func (h *Handler) encodeResult(ctx context.Context, tool string, v any) Response {
+// results longer than the agent reads (warnChars; 0 for no warning).
+func (h *Handler) encodeResult(ctx context.Context, tool string, v any, warnChars int) Response {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		h.log.ErrorContext(ctx, "median: result is not JSON-encodable", "tool", tool, "error", err)
 		return errorResponse(newError(CodeExecutionFailed, fmt.Sprintf("tool %s returned a result that cannot be encoded as JSON", tool)))
 	}
 	raw = h.checkHints(ctx, tool, raw)
-	if n := countChars(raw); n > MaxResultChars && tool != "diagnostics" {
-		h.log.WarnContext(ctx, "median: result is longer than the agent reads", "tool", tool, "chars", n, "limit", MaxResultChars)
+	if n := countChars(raw); warnChars > 0 && n > warnChars {
+		h.log.WarnContext(ctx, "median: result is longer than the agent reads", "tool", tool, "chars", n, "limit", warnChars)
 	}
 	body := make([]byte, 0, len(bodyPrefix)+len(raw)+1)
 	body = append(body, bodyPrefix...)

@@ -464,7 +464,7 @@ func (h *Handler) runDiagnostics(ctx context.Context) Response {
 		if o.err != nil && !errors.As(o.err, new(*Refusal)) {
 			return errorResponse(newError(CodeExecutionFailed, "diagnostics failed: "+o.err.Error()))
 		}
-		resp := h.encodeResult(ctx, "diagnostics", refusalOr(o.v, o.err))
+		resp := h.encodeResult(ctx, "diagnostics", refusalOr(o.v, o.err), 0)
 		if n := countChars(resp.Body); n > MaxDiagnosticsChars {
 			h.log.WarnContext(ctx, "median: diagnostics answer is longer than Median keeps", "chars", n, "limit", MaxDiagnosticsChars)
 		}
