@@ -268,6 +268,8 @@ func expectError(x *exchange, status int, code protocol.Code) outcome {
 	}
 	a, err := parseAnswer(x.resp)
 	switch {
+	case x.status >= 200 && x.status < 300 && (err != nil || !a.isError()):
+		return fail(x, want, "the request was accepted (status %d) instead of refused with %d %s", x.status, status, code)
 	case err != nil && x.status != status:
 		return fail(x, want, "got status %d and not the contract's JSON error (%v)", x.status, err)
 	case err != nil:
