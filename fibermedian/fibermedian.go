@@ -1,0 +1,155 @@
+// Package fibermedian mounts the Median tool endpoint on a fiber (v2) app.
+//
+// It only moves bytes between fiber (fasthttp) and [protocol.Handler]: every
+// check and every answer comes from the core, so an endpoint served through
+// fiber answers byte for byte what it would answer on net/http.
+//
+// Two ways to use it:
+//
+//   - [Mount] (or [New]) lets the Handler answer everything: signature,
+//     body, the tools registered with [protocol.NewTool], the manifest and
+//     diagnostics.
+//   - [Middleware] only verifies; your own fiber handler reads the call with
+//     [CallFrom] and answers it with [Respond].
+//
+// Body size: fasthttp reads the whole body before any handler runs, up to
+// fiber.Config.BodyLimit (default 4 MiB), and answers a larger one 413 with
+// its own plain-text body. Keep BodyLimit at or above the Handler's
+// MaxBodyBytes (default 1 MiB) so that the contract's 413 invalid_body
+// answers every oversized body. With fiber.Config.StreamRequestBody the body
+// is streamed to the core, which stops reading at MaxBodyBytes.
+//
+// fasthttp reuses its buffers after a handler returns. The core copies
+// everything a [protocol.Call] keeps, so a call stays valid after the
+// request; the answer is copied into fasthttp's response.
+package fibermedian
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/median-go/median/protocol"
+)
+
+// callKey is the fiber Locals key the middleware stores the call under.
+type callKey struct{}
+
+// New returns a fiber handler that answers the Median endpoint with h. It
+// never returns an error: every answer, refusals included, is written here.
+// Register it for every method (fiber's All), so that methods other than GET
+// and POST get the contract's 405 answer; [Mount] does that for you.
+func New(h *protocol.Handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		write(c, h.Serve(c.UserContext(), request(c)))
+		return nil
+	}
+}
+
+// Mount registers the Median endpoint at path on r, a *fiber.App or a group,
+// for every method fiber routes. Use it when the Handler's registered tools
+// answer every call.
+func Mount(r fiber.Router, path string, h *protocol.Handler) {
+	r.All(path, New(h))
+}
+
+// Middleware returns fiber middleware that verifies Median's requests with h
+// and lets only verified tool calls through to the next handler, which
+// answers with [Respond]. Everything else (a refusal, the GET manifest, the
+// diagnostics answer, the stored answer of a repeated toolCallId) is answered
+// here and the next handler does not run.
+//
+// The call is stored in the fiber context's Locals ([CallFrom]) and on its
+// user context ([protocol.CallFromContext] on c.UserContext()). Answer every
+// call that gets through: replay protection holds its toolCallId until the
+// answer is given.
+func Middleware(h *protocol.Handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		ctx := c.UserContext()
+		call, resp, ok := h.Verify(ctx, request(c))
+		if !ok {
+			write(c, resp)
+			return nil
+		}
+		c.Locals(callKey{}, call)
+		c.SetUserContext(protocol.ContextWithCall(ctx, call))
+		return c.Next()
+	}
+}
+
+// CallFrom returns the call that [Middleware] verified for this request, and
+// false when the middleware did not run.
+func CallFrom(c *fiber.Ctx) (*protocol.Call, bool) {
+	if call, ok := c.Locals(callKey{}).(*protocol.Call); ok && call != nil {
+		return call, true
+	}
+	return protocol.CallFromContext(c.UserContext())
+}
+
+// Respond answers the call that [Middleware] verified: result as
+// {"result": …}, a [*protocol.Refusal] (as result or as err) as a refusal
+// result, or err as execution_failed. It must be called once per call; without
+// the middleware it answers execution_failed saying so. It returns nil, so a
+// handler can end with return fibermedian.Respond(c, out, err).
+func Respond(c *fiber.Ctx, result any, err error) error {
+	call, _ := CallFrom(c)
+	write(c, protocol.Respond(c.UserContext(), call, result, err))
+	return nil
+}
+
+// request builds the core's view of a fiber request. The raw body is passed
+// as fasthttp holds it (never decoded: the signature covers the bytes as
+// sent); a streamed body is left unread for the core to read up to its limit.
+func request(c *fiber.Ctx) protocol.Request {
+	req := c.Request()
+	r := protocol.Request{
+		Method:        method(c.Method()),
+		Signature:     string(req.Header.Peek(protocol.SignatureHeader)),
+		ContentLength: -1,
+	}
+	if req.IsBodyStream() {
+		r.Body = req.BodyStream()
+		if n := req.Header.ContentLength(); n >= 0 {
+			r.ContentLength = int64(n)
+		}
+		return r
+	}
+	r.BodyBytes = req.Body()
+	r.ContentLength = int64(len(r.BodyBytes))
+	return r
+}
+
+// method returns the request method as a string that does not alias
+// fasthttp's reused buffers (the core hands it to Config.Observer, which may
+// keep it). The usual methods cost no allocation.
+func method(m string) string {
+	switch m {
+	case http.MethodGet:
+		return http.MethodGet
+	case http.MethodPost:
+		return http.MethodPost
+	case http.MethodPut:
+		return http.MethodPut
+	case http.MethodPatch:
+		return http.MethodPatch
+	case http.MethodDelete:
+		return http.MethodDelete
+	case http.MethodHead:
+		return http.MethodHead
+	case http.MethodOptions:
+		return http.MethodOptions
+	}
+	return strings.Clone(m)
+}
+
+// write copies resp into fasthttp's response.
+func write(c *fiber.Ctx, resp protocol.Response) {
+	res := c.Response()
+	res.SetStatusCode(resp.Status)
+	res.Header.SetContentType(protocol.ContentType)
+	if resp.Allow != "" {
+		res.Header.Set(fiber.HeaderAllow, resp.Allow)
+	}
+	res.SetBody(resp.Body)
+}

@@ -1,0 +1,139 @@
+package adaptertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/median-go/median/protocol"
+)
+
+// Key is the Median key every handler of the kit accepts.
+const Key = "adaptertest-key-0123456789abcdefABCDEF"
+
+// OtherKey is a usable key the handlers do not accept.
+const OtherKey = "adaptertest-other-key-0123456789abcdef"
+
+// Now is the handlers' clock; requests are signed at Now unless a case says
+// otherwise.
+var Now = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+// MaxBodyBytes is the handlers' body limit, small so that oversized bodies
+// stay cheap.
+const MaxBodyBytes = 4096
+
+// Tool names registered on the kit's handlers.
+const (
+	ToolEcho   = "echo"   // returns its input text and the visitor's id
+	ToolFail   = "fail"   // returns ErrFail
+	ToolRefuse = "refuse" // returns Refusal
+	ToolPanic  = "panic"  // panics
+)
+
+// ErrFail is what the "fail" tool returns.
+var ErrFail = errors.New("the order service is down")
+
+// Refusal is what the "refuse" tool returns.
+var Refusal = protocol.NotSignedIn("Sign in to see your orders.")
+
+// Diagnostics is what the handlers' diagnostics function returns.
+var Diagnostics = map[string]any{"version": "adaptertest"}
+
+// EchoIn is the input of the "echo" tool.
+type EchoIn struct {
+	Text string `json:"text" jsonschema:"maxLength=20"`
+}
+
+// EchoOut is the result of the "echo" tool.
+type EchoOut struct {
+	Text    string `json:"text"`
+	Visitor string `json:"visitor,omitempty"`
+}
+
+// Runs counts how often each tool of a kit handler ran.
+type Runs struct {
+	Echo atomic.Int64
+}
+
+// NewHandler builds the handler every case runs against: the four tools
+// above, diagnostics, the fixed clock, a small body limit and no logging.
+// observer, when not nil, receives every request's event.
+func NewHandler(observer func(protocol.Event)) (*protocol.Handler, *Runs) {
+	runs := &Runs{}
+	echo := protocol.NewTool(ToolEcho, protocol.RiskLow, "Echoes its input.",
+		func(_ context.Context, call protocol.ToolCall[EchoIn]) (EchoOut, error) {
+			runs.Echo.Add(1)
+			id, _ := call.Visitor.ExternalID()
+			return EchoOut{Text: call.Input.Text, Visitor: id}, nil
+		})
+	fail := protocol.NewTool(ToolFail, protocol.RiskLow, "Always fails.",
+		func(context.Context, protocol.ToolCall[struct{}]) (any, error) { return nil, ErrFail })
+	refuse := protocol.NewTool(ToolRefuse, protocol.RiskMedium, "Always refuses.",
+		func(context.Context, protocol.ToolCall[struct{}]) (any, error) { return nil, Refusal })
+	panics := protocol.NewTool(ToolPanic, protocol.RiskHigh, "Always panics.",
+		func(context.Context, protocol.ToolCall[struct{}]) (any, error) { panic("adaptertest: boom") })
+	h, err := protocol.New(protocol.Config{
+		Keys:         []string{Key},
+		Tools:        []*protocol.Tool{echo, fail, refuse, panics},
+		Diagnostics:  func(context.Context) (any, error) { return Diagnostics, nil },
+		MaxBodyBytes: MaxBodyBytes,
+		Now:          func() time.Time { return Now },
+		Logger:       slog.New(slog.DiscardHandler),
+		Observer:     observer,
+	})
+	if err != nil {
+		panic("adaptertest: the kit's handler does not build: " + err.Error())
+	}
+	return h, runs
+}
+
+// Request is one request a case sends to Path.
+type Request struct {
+	Method    string
+	Query     string  // without "?"
+	Signature *string // nil: no median-signature header
+	Body      []byte
+	Chunked   bool // send the body without a length
+}
+
+// ToolCall returns a ToolCall body for tool with a verified visitor
+// "user_7"; input is the raw JSON of the "input" field.
+func ToolCall(tool, id, input string) []byte {
+	return fmt.Appendf(nil, `{"tool":%q,"toolCallId":%q,"input":%s,"context":{"conversationId":"conv_42","risk":"low","visitor":{"verified":true,"externalId":"user_7","email":"a@b.c","name":"Ada"}}}`, tool, id, input)
+}
+
+// Signed returns a POST (or GET when body is nil) signed with Key at Now.
+func Signed(method string, body []byte) Request {
+	return SignedAt(method, body, Now)
+}
+
+// SignedAt returns a request signed with Key at t.
+func SignedAt(method string, body []byte, t time.Time) Request {
+	return Request{Method: method, Body: body, Signature: header(protocol.MustParseKey(Key).Sign(t, body))}
+}
+
+// WithHeader returns a request carrying the median-signature header sig as
+// given.
+func WithHeader(method string, body []byte, sig string) Request {
+	return Request{Method: method, Body: body, Signature: &sig}
+}
+
+// Unsigned returns a request with no median-signature header.
+func Unsigned(method string, body []byte) Request {
+	return Request{Method: method, Body: body}
+}
+
+// Padded returns body with spaces appended up to size bytes (valid JSON
+// that keeps its meaning).
+func Padded(body []byte, size int) []byte {
+	if len(body) >= size {
+		return body
+	}
+	return append(body, strings.Repeat(" ", size-len(body))...)
+}
+
+func header(s string) *string { return &s }

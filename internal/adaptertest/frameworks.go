@@ -1,0 +1,196 @@
+package adaptertest
+
+import (
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/go-chi/chi/v5"
+	"github.com/gofiber/fiber/v2"
+	"github.com/labstack/echo/v4"
+	"go.uber.org/goleak"
+
+	"github.com/median-go/median/chimedian"
+	"github.com/median-go/median/echomedian"
+	"github.com/median-go/median/fibermedian"
+	"github.com/median-go/median/ginmedian"
+	"github.com/median-go/median/protocol"
+)
+
+// group and route split Path for the frameworks that mount on a group.
+var group, route = Path[:strings.LastIndex(Path, "/")], Path[strings.LastIndex(Path, "/"):]
+
+// All lists the four adapters, in the order the parity test compares them
+// with NetHTTP.
+func All() []Adapter { return []Adapter{Gin, Echo, Chi, Fiber} }
+
+// NetHTTP is the reference: protocol.Handler on a net/http ServeMux, and
+// chimedian's net/http middleware in front of a plain handler.
+var NetHTTP = Adapter{
+	Name: "net/http",
+	Endpoint: func(h *protocol.Handler) Starter {
+		mux := http.NewServeMux()
+		mux.Handle(Path, h)
+		return ServeHTTP(mux)
+	},
+	Middleware: func(h *protocol.Handler, answer Answer) Starter {
+		mux := http.NewServeMux()
+		mux.Handle(Path, chimedian.Middleware(h)(netHTTPAnswer(answer)))
+		return ServeHTTP(mux)
+	},
+	Bare: func(answer Answer) Starter {
+		mux := http.NewServeMux()
+		mux.Handle(Path, netHTTPAnswer(answer))
+		return ServeHTTP(mux)
+	},
+}
+
+func netHTTPAnswer(answer Answer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		call, _ := chimedian.CallFrom(r)
+		ctxCall, _ := protocol.CallFromContext(r.Context())
+		result, err := answer(call, ctxCall)
+		chimedian.Respond(w, r, result, err)
+	})
+}
+
+// Chi mounts with chimedian inside r.Route(group).
+var Chi = Adapter{
+	Name: "chi",
+	Endpoint: func(h *protocol.Handler) Starter {
+		r := chi.NewRouter()
+		r.Route(group, func(r chi.Router) { chimedian.Mount(r, route, h) })
+		return ServeHTTP(r)
+	},
+	Middleware: func(h *protocol.Handler, answer Answer) Starter {
+		r := chi.NewRouter()
+		r.Route(group, func(r chi.Router) {
+			r.With(chimedian.Middleware(h)).Handle(route, netHTTPAnswer(answer))
+		})
+		return ServeHTTP(r)
+	},
+	Bare: func(answer Answer) Starter {
+		r := chi.NewRouter()
+		r.Handle(Path, netHTTPAnswer(answer))
+		return ServeHTTP(r)
+	},
+}
+
+func init() { gin.SetMode(gin.ReleaseMode) }
+
+// Gin mounts with ginmedian on a gin.RouterGroup.
+var Gin = Adapter{
+	Name: "gin",
+	Endpoint: func(h *protocol.Handler) Starter {
+		r := gin.New()
+		ginmedian.Mount(r.Group(group), route, h)
+		return ServeHTTP(r)
+	},
+	Middleware: func(h *protocol.Handler, answer Answer) Starter {
+		r := gin.New()
+		r.Group(group).Any(route, ginmedian.Middleware(h), ginAnswer(answer))
+		return ServeHTTP(r)
+	},
+	Bare: func(answer Answer) Starter {
+		r := gin.New()
+		r.Any(Path, ginAnswer(answer))
+		return ServeHTTP(r)
+	},
+}
+
+func ginAnswer(answer Answer) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		call, _ := ginmedian.CallFrom(c)
+		ctxCall, _ := protocol.CallFromContext(c.Request.Context())
+		result, err := answer(call, ctxCall)
+		ginmedian.Respond(c, result, err)
+	}
+}
+
+// Echo mounts with echomedian on an echo.Group.
+var Echo = Adapter{
+	Name: "echo",
+	Endpoint: func(h *protocol.Handler) Starter {
+		e := echo.New()
+		echomedian.Mount(e.Group(group), route, h)
+		return ServeHTTP(e)
+	},
+	Middleware: func(h *protocol.Handler, answer Answer) Starter {
+		e := echo.New()
+		e.Group(group).Any(route, echoAnswer(answer), echomedian.Middleware(h))
+		return ServeHTTP(e)
+	},
+	Bare: func(answer Answer) Starter {
+		e := echo.New()
+		e.Any(Path, echoAnswer(answer))
+		return ServeHTTP(e)
+	},
+}
+
+func echoAnswer(answer Answer) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		call, _ := echomedian.CallFrom(c)
+		ctxCall, _ := protocol.CallFromContext(c.Request().Context())
+		result, err := answer(call, ctxCall)
+		return echomedian.Respond(c, result, err)
+	}
+}
+
+// Fiber mounts with fibermedian on a fiber group, served by fasthttp.
+var Fiber = Adapter{
+	Name: "fiber",
+	Endpoint: func(h *protocol.Handler) Starter {
+		app := NewFiberApp()
+		fibermedian.Mount(app.Group(group), route, h)
+		return ServeFiber(app)
+	},
+	Middleware: func(h *protocol.Handler, answer Answer) Starter {
+		app := NewFiberApp()
+		app.Group(group).All(route, fibermedian.Middleware(h), fiberAnswer(answer))
+		return ServeFiber(app)
+	},
+	Bare: func(answer Answer) Starter {
+		app := NewFiberApp()
+		app.All(Path, fiberAnswer(answer))
+		return ServeFiber(app)
+	},
+}
+
+func fiberAnswer(answer Answer) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		call, _ := fibermedian.CallFrom(c)
+		ctxCall, _ := protocol.CallFromContext(c.UserContext())
+		result, err := answer(call, ctxCall)
+		return fibermedian.Respond(c, result, err)
+	}
+}
+
+// NewFiberApp returns a quiet fiber app with default limits.
+func NewFiberApp() *fiber.App {
+	return fiber.New(fiber.Config{DisableStartupMessage: true})
+}
+
+// ServeFiber returns a Starter that serves app with fasthttp.
+func ServeFiber(app *fiber.App) Starter {
+	return func(ln net.Listener) func() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = app.Listener(ln)
+		}()
+		return func() {
+			_ = app.Shutdown()
+			<-done
+		}
+	}
+}
+
+// FasthttpGoroutines are the goroutines fasthttp leaves behind by design,
+// for goleak: the server-date ticker lives for the process, and a stopped
+// worker pool's cleaner notices the stop only at its next 10-second tick.
+// Neither belongs to an adapter.
+var FasthttpGoroutines = []goleak.Option{
+	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
+}

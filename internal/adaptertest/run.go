@@ -1,0 +1,133 @@
+package adaptertest
+
+import (
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/median-go/median/protocol"
+)
+
+// Run runs every case of the kit against a: each EndpointCases case through
+// its Mount, replay protection, each MiddlewareCases case through its
+// Middleware, CallFrom and Respond, and Respond without the middleware.
+func Run(t *testing.T, a Adapter) {
+	t.Run("endpoint", func(t *testing.T) {
+		h, _ := NewHandler(nil)
+		c := Start(t, a.Endpoint(h))
+		for _, tc := range EndpointCases() {
+			t.Run(tc.Name, func(t *testing.T) {
+				Check(t, tc.Want, c.Do(t, tc.Request))
+			})
+		}
+	})
+
+	t.Run("endpoint replay", func(t *testing.T) {
+		h, runs := NewHandler(nil)
+		c := Start(t, a.Endpoint(h))
+		body := ToolCall(ToolEcho, "call_replay", `{"text":"once"}`)
+		first := c.Do(t, Signed(http.MethodPost, body))
+		second := c.Do(t, Signed(http.MethodPost, body))
+		Check(t, Want{Status: http.StatusOK, Result: EchoOut{Text: "once", Visitor: "user_7"}}, first)
+		assert.Equal(t, first, second, "a repeated toolCallId gets the first answer byte for byte")
+		assert.Equal(t, int64(1), runs.Echo.Load(), "a repeated toolCallId runs the tool once")
+
+		reused := c.Do(t, Signed(http.MethodPost, ToolCall(ToolEcho, "call_replay", `{"text":"twice"}`)))
+		Check(t, Want{Status: http.StatusConflict, Code: protocol.CodeInvalidBody, Message: "call_replay"}, reused)
+		assert.Equal(t, int64(1), runs.Echo.Load(), "a reused toolCallId with another body does not run the tool")
+	})
+
+	t.Run("middleware", func(t *testing.T) {
+		h, runs := NewHandler(nil)
+		rec := &Recorder{}
+		c := Start(t, a.Middleware(h, rec.Answer))
+		for _, tc := range MiddlewareCases() {
+			t.Run(tc.Name, func(t *testing.T) {
+				before := rec.Calls()
+				Check(t, tc.Want, c.Do(t, tc.Request))
+				assert.Equal(t, tc.Calls, rec.Calls()-before, "how often the handler behind the middleware ran")
+				assert.NoError(t, rec.Err(), "what the handler behind the middleware saw")
+			})
+		}
+		assert.Zero(t, runs.Echo.Load(), "the middleware never runs a registered tool itself")
+	})
+
+	t.Run("middleware replay", func(t *testing.T) {
+		h, _ := NewHandler(nil)
+		rec := &Recorder{}
+		c := Start(t, a.Middleware(h, rec.Answer))
+		body := ToolCall(ToolCustom, "mw_replay", `{}`)
+		first := c.Do(t, Signed(http.MethodPost, body))
+		second := c.Do(t, Signed(http.MethodPost, body))
+		Check(t, Want{Status: http.StatusOK, Result: Handled{Tool: ToolCustom, Input: []byte(`{}`), Visitor: "user_7"}}, first)
+		assert.Equal(t, first, second, "a repeated toolCallId gets the first answer byte for byte")
+		assert.Equal(t, 1, rec.Calls(), "a repeated toolCallId reaches the handler once")
+	})
+
+	t.Run("respond without middleware", func(t *testing.T) {
+		rec := &Recorder{}
+		c := Start(t, a.Bare(rec.Answer))
+		got := c.Do(t, Signed(http.MethodPost, ToolCall(ToolCustom, "bare", `{}`)))
+		Check(t, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "middleware"}, got)
+		require.Equal(t, 1, rec.Calls(), "the bare handler ran")
+		assert.ErrorIs(t, rec.Err(), errNoCall, "CallFrom finds no call without the middleware")
+	})
+}
+
+// Recorder is the kit's Answer: it answers the custom tools, counts its
+// runs and remembers the first thing it found wrong with what the adapter
+// handed it.
+type Recorder struct {
+	calls atomic.Int64
+	mu    sync.Mutex
+	err   error
+}
+
+// Answer implements Answer.
+func (r *Recorder) Answer(fromFramework, fromContext *protocol.Call) (any, error) {
+	r.calls.Add(1)
+	switch {
+	case fromFramework == nil && fromContext == nil:
+		r.fail(errNoCall)
+		return nil, errNoCall
+	case fromFramework == nil:
+		r.fail(errors.New("the adapter's CallFrom found no call, but the request's context.Context has one"))
+	case fromFramework != fromContext:
+		r.fail(errors.New("the adapter's CallFrom and protocol.CallFromContext return different calls"))
+	}
+	call := fromFramework
+	if call == nil {
+		call = fromContext
+	}
+	switch call.Tool {
+	case ToolCustomFail:
+		return nil, ErrFail
+	case ToolCustomRefuse:
+		return Refusal, nil
+	}
+	id, _ := call.Visitor.ExternalID()
+	return Handled{Tool: call.Tool, Input: call.RawInput, Visitor: id}, nil
+}
+
+// Calls returns how often Answer ran.
+func (r *Recorder) Calls() int { return int(r.calls.Load()) }
+
+// Err returns the first problem Answer found, or nil.
+func (r *Recorder) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+func (r *Recorder) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		r.err = err
+	}
+}
