@@ -1,0 +1,234 @@
+package catalog_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/examples/catalog"
+	"github.com/median-go/median/examples/catalog/catalogtest"
+	"github.com/median-go/median/protocol"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var quiet = slog.New(slog.DiscardHandler)
+
+func TestOrdersCancelOnceUnderConcurrency(t *testing.T) {
+	orders := catalog.NewOrders()
+	const n = 32
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = orders.Cancel("A-1001") })
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		if err == nil {
+			ok++
+			continue
+		}
+		var already *catalog.AlreadyCancelledError
+		require.ErrorAs(t, err, &already)
+		assert.Equal(t, "order A-1001 is already cancelled", err.Error())
+	}
+	assert.Equal(t, 1, ok, "exactly one cancel must succeed")
+	status, err := orders.Status("A-1001")
+	require.NoError(t, err)
+	assert.Equal(t, catalog.StatusCancelled, status)
+}
+
+func TestOrdersMissing(t *testing.T) {
+	orders := catalog.NewOrders()
+	_, err := orders.Status(catalog.MissingOrderID)
+	var nf *catalog.NotFoundError
+	require.ErrorAs(t, err, &nf)
+	assert.Equal(t, "order missing not found", err.Error())
+	assert.EqualError(t, orders.Cancel(catalog.MissingOrderID), "order missing not found")
+}
+
+func TestDispatch(t *testing.T) {
+	orders := catalog.NewOrders()
+	call := &protocol.Call{Tool: catalog.CancelOrderTool, RawInput: []byte(`{"orderId":"D-1"}`)}
+	got, err := catalog.Dispatch(orders, call)
+	require.NoError(t, err)
+	assert.Equal(t, catalog.Cancellation{OrderID: "D-1", Cancelled: true}, got)
+
+	call = &protocol.Call{Tool: catalog.LookupOrderTool, RawInput: []byte(`{"orderId":"D-1"}`)}
+	_, err = catalog.Dispatch(orders, call)
+	var refusal *protocol.Refusal
+	require.ErrorAs(t, err, &refusal, "an anonymous visitor is refused")
+	assert.Equal(t, "not_signed_in", refusal.Reason)
+
+	call.Visitor = protocol.NewVisitor(true, "user_7", "", "")
+	got, err = catalog.Dispatch(orders, call)
+	require.NoError(t, err)
+	assert.Equal(t, catalog.StatusCancelled, got.(catalog.Order).Status)
+	assert.Equal(t, "/orders/D-1", got.(catalog.Order).NavigateTo)
+
+	assert.False(t, catalog.Has("refund_order"))
+	_, err = catalog.Dispatch(orders, &protocol.Call{Tool: "refund_order", RawInput: []byte(`{}`)})
+	assert.Error(t, err)
+}
+
+func TestNewGeneratesAWarnedDevKeyWhenNoneIsSet(t *testing.T) {
+	for _, key := range []string{"", "  \t"} {
+		var warnings bytes.Buffer
+		d, err := catalog.New(catalog.Options{Key: key, Warnings: &warnings, Logger: quiet})
+		require.NoError(t, err)
+		assert.True(t, d.DevKey)
+		assert.Len(t, d.Key, catalog.DevKeyLength)
+		_, err = protocol.ParseKey(d.Key)
+		require.NoError(t, err, "the development key must be usable")
+		out := warnings.String()
+		assert.Contains(t, out, "WARNING")
+		assert.Contains(t, out, "DEVELOPMENT key")
+		assert.Contains(t, out, "MEDIAN_KEY=")
+		assert.Contains(t, out, d.Key)
+
+		// The endpoint accepts calls signed with the development key.
+		body := []byte(`{"op":"diagnostics"}`)
+		sig, err := protocol.Sign(d.Key, time.Now(), body)
+		require.NoError(t, err)
+		req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+		req.Header.Set(protocol.SignatureHeader, sig)
+		rec := httptest.NewRecorder()
+		d.Handler.ServeHTTP(rec, req)
+		assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		assert.Contains(t, rec.Body.String(), `"devKey":true`)
+	}
+	a, _ := catalog.New(catalog.Options{Warnings: &bytes.Buffer{}, Logger: quiet})
+	b, _ := catalog.New(catalog.Options{Warnings: &bytes.Buffer{}, Logger: quiet})
+	assert.NotEqual(t, a.Key, b.Key, "every start makes a new key")
+}
+
+func TestNewUsesTheGivenKeySilently(t *testing.T) {
+	var warnings bytes.Buffer
+	d, err := catalog.New(catalog.Options{Key: catalogtest.Key, Warnings: &warnings, Logger: quiet})
+	require.NoError(t, err)
+	assert.False(t, d.DevKey)
+	assert.Empty(t, warnings.String())
+	assert.Equal(t, []string{protocol.MustParseKey(catalogtest.Key).Fingerprint()}, d.Handler.Keys())
+}
+
+func TestNewWithAnUnusableKeyAnswers500(t *testing.T) {
+	for key, code := range map[string]protocol.Code{"too short": protocol.CodeInvalidMedianKey, "": protocol.CodeMissingSecret} {
+		d, err := catalog.New(catalog.Options{Key: key, NoDevKey: true, Logger: quiet})
+		require.NoError(t, err, "a key problem is answered, not fatal")
+		rec := httptest.NewRecorder()
+		d.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+		assert.Equal(t, http.StatusInternalServerError, rec.Code)
+		assert.Contains(t, rec.Body.String(), string(code))
+	}
+}
+
+func TestFromEnv(t *testing.T) {
+	t.Setenv("MEDIAN_KEY", catalogtest.Key)
+	t.Setenv("MEDIAN_REDIS_URL", "redis://127.0.0.1:6379/3")
+	opts := catalog.FromEnv(quiet)
+	assert.Equal(t, catalogtest.Key, opts.Key)
+	assert.Equal(t, "redis://127.0.0.1:6379/3", opts.RedisURL)
+	assert.Same(t, quiet, opts.Logger)
+}
+
+func TestNewRejectsABadRedisURL(t *testing.T) {
+	_, err := catalog.New(catalog.Options{Key: catalogtest.Key, RedisURL: "http://not-redis", Logger: quiet})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "MEDIAN_REDIS_URL")
+}
+
+func TestNewWithRedis(t *testing.T) {
+	url := os.Getenv("MEDIAN_TEST_REDIS_URL")
+	if url == "" {
+		t.Skip("set MEDIAN_TEST_REDIS_URL=redis://127.0.0.1:6379/15 to run the Redis example test")
+	}
+	d, err := catalog.New(catalog.Options{Key: catalogtest.Key, RedisURL: url, Logger: quiet})
+	require.NoError(t, err)
+	defer d.Close()
+	catalogtest.Run(t, conformance.HandlerTarget(d.Handler, catalogtest.MountPath, catalogtest.Key))
+}
+
+func TestDiagnosticsShowTheFingerprintNotTheKey(t *testing.T) {
+	d := catalogtest.NewDemo(t)
+	rec := httptest.NewRecorder()
+	body := `{"op":"diagnostics"}`
+	sig, err := protocol.Sign(catalogtest.Key, time.Now(), []byte(body))
+	require.NoError(t, err)
+	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+	req.Header.Set(protocol.SignatureHeader, sig)
+	d.Handler.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code)
+	var got struct{ Result catalog.Diagnostics }
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+	assert.Equal(t, protocol.MustParseKey(catalogtest.Key).Fingerprint(), got.Result.KeyFingerprint)
+	assert.Equal(t, 2, got.Result.ToolCount)
+	assert.Equal(t, "memory", got.Result.ReplayStore)
+	assert.NotEmpty(t, got.Result.Uptime)
+	assert.NotContains(t, rec.Body.String(), catalogtest.Key)
+}
+
+func TestAddr(t *testing.T) {
+	t.Setenv("PORT", "")
+	assert.Equal(t, ":8080", catalog.Addr())
+	t.Setenv("PORT", "9090")
+	assert.Equal(t, ":9090", catalog.Addr())
+}
+
+func TestNewServerSetsEveryTimeout(t *testing.T) {
+	srv := catalog.NewServer(":0", http.NotFoundHandler())
+	assert.Positive(t, srv.ReadHeaderTimeout)
+	assert.Positive(t, srv.ReadTimeout)
+	assert.Positive(t, srv.WriteTimeout)
+	assert.Positive(t, srv.IdleTimeout)
+}
+
+func TestRunShutsDownWhenTheContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	shutdownCalled := false
+	errServe := errors.New("served until shutdown")
+	go cancel()
+	err := catalog.Run(ctx, func() error {
+		<-stopped
+		return errServe
+	}, func(ctx context.Context) error {
+		shutdownCalled = true
+		_, hasDeadline := ctx.Deadline()
+		assert.True(t, hasDeadline, "shutdown must be bounded")
+		close(stopped)
+		return nil
+	})
+	assert.True(t, shutdownCalled)
+	assert.ErrorIs(t, err, errServe)
+}
+
+func TestRunReturnsWhenServeFails(t *testing.T) {
+	errListen := errors.New("address already in use")
+	err := catalog.Run(context.Background(), func() error { return errListen }, func(context.Context) error {
+		t.Error("shutdown must not be called when serve returned by itself")
+		return nil
+	})
+	assert.ErrorIs(t, err, errListen)
+}
+
+func TestServeStopsCleanly(t *testing.T) {
+	t.Setenv("PORT", "0")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.NoError(t, catalog.Serve(ctx, http.NotFoundHandler()))
+}

@@ -1,0 +1,143 @@
+// Package catalogtest checks, over HTTP, that an example app serves the demo
+// catalog as issue 3 describes, and holds the catalog's samples for the
+// conformance suite. The four examples' tests share it, so each example's
+// main_test.go only builds its app and points these checks at it.
+package catalogtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/examples/catalog"
+	"github.com/median-go/median/protocol"
+)
+
+// Key is the fixed Median key the examples' tests run with.
+const Key = "examples-test-key-0123456789-abcdefghijklmnopqrstuv"
+
+// MountPath is where every example mounts the Median endpoint.
+const MountPath = "/api/median"
+
+// NewDemo returns a fresh demo (empty order state) running with Key, whose
+// core logs go nowhere.
+func NewDemo(t testing.TB) *catalog.Demo {
+	t.Helper()
+	d, err := catalog.New(catalog.Options{Key: Key, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = d.Close() })
+	return d
+}
+
+// Samples returns the catalog's samples for conformance.Target.Tools:
+// lookup_order for a verified visitor (a result with its widget link), an
+// anonymous one (the not_signed_in refusal) and the missing order
+// (execution_failed); cancel_order marked SideEffects, so the suite only
+// checks that its schema refuses bad inputs.
+func Samples() []conformance.ToolSamples {
+	verified := conformance.Visitor{Verified: true, ExternalID: "user_7", Email: "ada@example.com", Name: "Ada"}
+	bad := []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{"orderId": 1001}`)}
+	return []conformance.ToolSamples{
+		{Tool: catalog.LookupOrderTool, Input: json.RawMessage(`{"orderId":"A-1001"}`), Visitor: verified,
+			Check: checkOrder("A-1001"), InvalidInputs: bad},
+		{Tool: catalog.LookupOrderTool, Input: json.RawMessage(`{"orderId":"A-1001"}`), Expect: conformance.ExpectRefusal},
+		{Tool: catalog.LookupOrderTool, Input: json.RawMessage(`{"orderId":"missing"}`), Visitor: verified, Expect: conformance.ExpectFailure},
+		{Tool: catalog.CancelOrderTool, Input: json.RawMessage(`{"orderId":"C-3003"}`), ApprovedBy: "A test from the CLI",
+			SideEffects: true, InvalidInputs: bad},
+	}
+}
+
+// checkOrder checks a lookup_order result for id.
+func checkOrder(id string) func(json.RawMessage) error {
+	return func(result json.RawMessage) error {
+		var got struct {
+			OrderID    string `json:"orderId"`
+			NavigateTo string `json:"medianNavigateTo"`
+		}
+		if err := json.Unmarshal(result, &got); err != nil {
+			return err
+		}
+		if got.OrderID != id || got.NavigateTo != catalog.OrderPath(id) {
+			return &checkError{want: `orderId ` + id + ` and medianNavigateTo ` + catalog.OrderPath(id), got: string(result)}
+		}
+		return nil
+	}
+}
+
+type checkError struct{ want, got string }
+
+func (e *checkError) Error() string { return "want " + e.want + ", got " + e.got }
+
+// Visitor is the visitor of a call built by ToolCall.
+type Visitor struct {
+	Verified   bool   `json:"verified"`
+	ExternalID string `json:"externalId,omitempty"`
+}
+
+// Verified is a signed-in visitor.
+var Verified = Visitor{Verified: true, ExternalID: "user_7"}
+
+// ToolCall returns the JSON body of a call of tool with input.
+func ToolCall(tool, toolCallID string, input any, v Visitor, risk protocol.Risk) []byte {
+	body, err := json.Marshal(map[string]any{
+		"tool":       tool,
+		"toolCallId": toolCallID,
+		"input":      input,
+		"context": map[string]any{
+			"conversationId": "conv_" + toolCallID,
+			"risk":           risk,
+			"visitor":        v,
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return body
+}
+
+// Answer is one HTTP answer.
+type Answer struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the answer's body.
+func (a Answer) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(a.Body, &v), "answer is not a JSON object: %s", a.Body)
+	return v
+}
+
+// Send sends method url with body, signed with Key now when sign is set.
+func Send(t testing.TB, do conformance.DoFunc, method, url string, body []byte, sign bool) Answer {
+	t.Helper()
+	var r io.Reader = http.NoBody
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, r)
+	require.NoError(t, err)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if sign {
+		sig, err := protocol.Sign(Key, time.Now(), body)
+		require.NoError(t, err)
+		req.Header.Set(protocol.SignatureHeader, sig)
+	}
+	resp, err := do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return Answer{Status: resp.StatusCode, Header: resp.Header, Body: got}
+}

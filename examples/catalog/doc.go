@@ -1,0 +1,12 @@
+// Package catalog is the demo that every example app serves: two order tools
+// (lookup_order and cancel_order) over an in-memory order state, a small
+// diagnostics answer, and the startup glue the examples share (the key from
+// MEDIAN_KEY or a generated development key, an optional Redis replay store
+// from MEDIAN_REDIS_URL, the listen address from PORT, and an http.Server with
+// timeouts and graceful shutdown).
+//
+// The examples under examples/ differ only in how they mount the endpoint in
+// their framework; what the endpoint answers comes from here, so all four
+// behave the same. Copy what you need: nothing in this package is meant to be
+// imported by production code.
+package catalog

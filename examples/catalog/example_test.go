@@ -1,0 +1,42 @@
+package catalog_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"log/slog"
+	"net/http"
+
+	"github.com/median-go/median/examples/catalog"
+)
+
+// New builds the demo endpoint from the environment; mount its Handler in
+// any router and serve it with timeouts and graceful shutdown.
+func ExampleNew() {
+	demo, err := catalog.New(catalog.FromEnv(slog.Default()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer demo.Close()
+
+	mux := http.NewServeMux()
+	mux.Handle("/api/median", demo.Handler)
+	if false { // in a real main
+		_ = catalog.Serve(context.Background(), mux)
+	}
+	fmt.Println(len(demo.Handler.Tools()), "tools")
+	// Output: 2 tools
+}
+
+// Orders is the state behind the tools; cancelling twice fails.
+func ExampleOrders() {
+	orders := catalog.NewOrders()
+	fmt.Println(orders.Cancel("A-1001"))
+	fmt.Println(orders.Cancel("A-1001"))
+	status, _ := orders.Status("A-1001")
+	fmt.Println(status)
+	// Output:
+	// <nil>
+	// order A-1001 is already cancelled
+	// cancelled
+}

@@ -1,0 +1,116 @@
+package catalog
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/median-go/median/protocol"
+)
+
+// RedisURLEnv is the environment variable that switches the replay store
+// to Redis, e.g. redis://localhost:6379/0.
+const RedisURLEnv = "MEDIAN_REDIS_URL"
+
+// Options configures New. FromEnv fills it from the environment.
+type Options struct {
+	// Key is the Median key. When empty (or only white space) a
+	// development key is generated and announced on Warnings.
+	Key string
+	// RedisURL, when set, keeps replay answers in Redis (redis.ParseURL
+	// syntax) so several instances share them; otherwise they are kept in
+	// this process's memory.
+	RedisURL string
+	// Logger receives the core's warnings; default slog.Default().
+	Logger *slog.Logger
+	// Warnings receives the development-key warning; default os.Stderr.
+	Warnings io.Writer
+	// Now is the server clock; default time.Now. Set it in tests.
+	Now func() time.Time
+	// NoDevKey passes an empty Key to the core as it is, instead of
+	// generating a development key: the endpoint then answers every request
+	// 500 missing_secret. Tests of the key checks use it.
+	NoDevKey bool
+}
+
+// FromEnv returns Options read from MEDIAN_KEY and MEDIAN_REDIS_URL, with
+// logger for the core's log lines.
+func FromEnv(logger *slog.Logger) Options {
+	return Options{
+		Key:      os.Getenv(protocol.KeyEnv),
+		RedisURL: os.Getenv(RedisURLEnv),
+		Logger:   logger,
+	}
+}
+
+// Demo is the demo endpoint and the state behind it: mount Handler in your
+// framework, and read Orders from your app's ordinary routes.
+type Demo struct {
+	// Handler answers the Median endpoint with the catalog's tools and
+	// diagnostics.
+	Handler *protocol.Handler
+	// Orders is the order state the tools read and change.
+	Orders *Orders
+	// Key is the key in use: the configured one, or the generated
+	// development key.
+	Key string
+	// DevKey reports whether Key was generated.
+	DevKey bool
+
+	started time.Time
+	store   string
+	closers []func() error
+}
+
+// New builds the demo endpoint. A key that is set but not usable is not an
+// error here: the handler answers every request 500 invalid_median_key, as
+// the contract says, and the core logs why once. New fails when the Redis
+// URL cannot be parsed or Redis does not answer a PING within 5 seconds.
+func New(opts Options) (*Demo, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Warnings == nil {
+		opts.Warnings = os.Stderr
+	}
+	d := &Demo{Orders: NewOrders(), Key: opts.Key, started: time.Now(), store: "memory"}
+	if strings.TrimSpace(d.Key) == "" && !opts.NoDevKey {
+		d.Key, d.DevKey = NewDevKey(), true
+		warnDevKey(opts.Warnings, d.Key)
+	}
+	cfg := protocol.Config{
+		Keys:        []string{d.Key},
+		Tools:       Tools(d.Orders),
+		Diagnostics: d.diagnostics,
+		Logger:      opts.Logger,
+		Now:         opts.Now,
+	}
+	if opts.RedisURL != "" {
+		store, closeFn, err := newRedisStore(opts.RedisURL)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Store, d.store = store, "redis"
+		d.closers = append(d.closers, closeFn)
+	}
+	h, err := protocol.New(cfg)
+	if h == nil {
+		_ = d.Close()
+		return nil, err
+	}
+	d.Handler = h
+	return d, nil
+}
+
+// Close releases what New opened (the Redis client).
+func (d *Demo) Close() error {
+	var errs []error
+	for _, c := range d.closers {
+		errs = append(errs, c())
+	}
+	d.closers = nil
+	return errors.Join(errs...)
+}
