@@ -3,8 +3,6 @@ package protocol_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -134,47 +132,10 @@ func TestMemoryStoreRejectsNonPositiveDurations(t *testing.T) {
 }
 
 // The benchmarks compare a call's cost without replay protection and with
-// the default memory store. Each iteration is a new toolCallId, signed in
-// the loop in both, so the difference is the store's cost.
+// the default memory store (see storetest.BenchmarkServe).
 
-const benchKey = "mk_bench_0123456789abcdefghijklmnopqrstuvwxyz"
-
-type benchInput struct {
-	OrderID string `json:"orderId"`
-}
-
-func benchHandler(b *testing.B, cfg protocol.Config) *protocol.Handler {
-	b.Helper()
-	cfg.Keys = []string{benchKey}
-	cfg.Logger = slog.New(slog.DiscardHandler)
-	cfg.Tools = []*protocol.Tool{protocol.NewTool("lookup_order", protocol.RiskLow, "Looks an order up.",
-		func(ctx context.Context, c protocol.ToolCall[benchInput]) (map[string]string, error) {
-			return map[string]string{"orderId": c.Input.OrderID, "status": "shipped"}, nil
-		})}
-	h, err := protocol.New(cfg)
-	require.NoError(b, err)
-	return h
-}
-
-func benchServe(b *testing.B, h *protocol.Handler) {
-	key := protocol.MustParseKey(benchKey)
-	ctx := context.Background()
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		i++
-		body := fmt.Appendf(nil, `{"tool":"lookup_order","toolCallId":"call_%032x","input":{"orderId":"A-1001"},"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false}}}`, i)
-		resp := h.Serve(ctx, protocol.Request{Method: http.MethodPost, Signature: key.Sign(time.Now(), body), BodyBytes: body, ContentLength: int64(len(body))})
-		if resp.Status != http.StatusOK {
-			b.Fatalf("status %d: %s", resp.Status, resp.Body)
-		}
-	}
-}
-
-func BenchmarkServeNoStore(b *testing.B) {
-	benchServe(b, benchHandler(b, protocol.Config{DisableReplayProtection: true}))
-}
+func BenchmarkServeNoStore(b *testing.B) { storetest.BenchmarkServe(b, nil) }
 
 func BenchmarkServeMemoryStore(b *testing.B) {
-	benchServe(b, benchHandler(b, protocol.Config{}))
+	storetest.BenchmarkServe(b, protocol.NewMemoryStore(protocol.MemoryStoreOptions{}))
 }

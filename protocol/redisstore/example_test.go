@@ -1,0 +1,38 @@
+package redisstore_test
+
+import (
+	"context"
+	"log"
+	"net/http"
+	"os"
+
+	"github.com/median-go/median/protocol"
+	"github.com/median-go/median/protocol/redisstore"
+	"github.com/redis/go-redis/v9"
+)
+
+// Every instance behind the load balancer points at the same Redis, so a
+// call replayed on any of them gets the first answer and its tool runs once.
+func Example() {
+	opt, err := redis.ParseURL(os.Getenv("MEDIAN_REDIS_URL")) // e.g. redis://localhost:6379/0
+	if err != nil {
+		log.Fatal(err)
+	}
+	type cancelInput struct {
+		OrderID string `json:"orderId"`
+	}
+	cancelOrder := protocol.NewTool("cancel_order", protocol.RiskHigh, "Cancels an order that has not shipped.",
+		func(ctx context.Context, call protocol.ToolCall[cancelInput]) (map[string]string, error) {
+			return map[string]string{"orderId": call.Input.OrderID, "status": "cancelled"}, nil
+		})
+
+	h, err := protocol.New(protocol.Config{
+		Tools: []*protocol.Tool{cancelOrder},
+		Store: redisstore.New(redis.NewClient(opt), redisstore.Options{}),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	http.Handle("/median", h)
+	log.Fatal(http.ListenAndServe(":8080", nil))
+}
