@@ -160,14 +160,14 @@ func timestampCases() []testCase {
 			}),
 		c("timestamp/future", "§1.1", "a timestamp more than 5 minutes in the future is refused 401 stale_timestamp", false,
 			func(s *session) outcome {
-				return expectError(at(s, window+s.t.ClockSkew), http.StatusUnauthorized, protocol.CodeStaleTimestamp)
+				return stale(at(s, window+s.t.ClockSkew), fmt.Sprintf("t was %s in the future", window+s.t.ClockSkew))
 			}),
 		c("timestamp/seconds", "§1.1", "a timestamp in seconds instead of milliseconds is refused 401 stale_timestamp", false,
 			func(s *session) outcome {
 				body := probe().bytes()
 				secs := s.now().Truncate(time.Second)
 				sig := signWith(s.t.Key, time.UnixMilli(secs.Unix()), body)
-				return expectError(s.send(&exchange{method: http.MethodPost, body: body, signature: sig}), http.StatusUnauthorized, protocol.CodeStaleTimestamp)
+				return stale(s.send(&exchange{method: http.MethodPost, body: body, signature: sig}), "t was in seconds, i.e. in January 1970 as milliseconds")
 			}),
 		c("timestamp/edge-past", "§1.1", "a timestamp just inside the window in the past (5 minutes minus Target.ClockSkew) is accepted", false,
 			func(s *session) outcome {
@@ -178,6 +178,15 @@ func timestampCases() []testCase {
 				return expectAccepted(at(s, window-s.t.ClockSkew), fmt.Sprintf("t is %s ahead, %s inside the window, a margin for clock skew", window-s.t.ClockSkew, s.t.ClockSkew))
 			}),
 	}
+}
+
+// stale expects 401 stale_timestamp and says when t was.
+func stale(x *exchange, when string) outcome {
+	o := expectError(x, http.StatusUnauthorized, protocol.CodeStaleTimestamp)
+	if o.status == StatusFail {
+		o.message = when + ": " + o.message
+	}
+	return o
 }
 
 // keyCases check §1.2: an endpoint without a usable key answers 500.

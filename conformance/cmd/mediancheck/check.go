@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/median-go/median/conformance"
+)
+
+// runCheck runs the suite against a URL.
+func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("mediancheck", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		url         = fs.String("url", "", "the endpoint's URL, mount path included (required)")
+		keyEnv      = fs.String("key-env", "MEDIAN_KEY", "the environment variable holding the Median key")
+		list        = fs.Bool("list", false, "list the cases and exit")
+		runPattern  = fs.String("run", "", "run only the cases whose id matches this regular expression")
+		samples     = fs.String("samples", "", "a JSON file of tool samples; without it no tool is run")
+		sideEffects = fs.Bool("side-effects", false, "also run samples marked sideEffects")
+		replay      = fs.Bool("replay", true, "the endpoint has replay protection (the library's default)")
+		jsonOut     = fs.String("json", "", "write the report as JSON to this file")
+		junitOut    = fs.String("junit", "", "write the report as JUnit XML to this file")
+		timeout     = fs.Duration("timeout", conformance.DefaultTimeout, "bound each request")
+		skew        = fs.Duration("clock-skew", 5*time.Second, "margin left for clock skew at the edges of the 5-minute window")
+	)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: mediancheck -url URL [flags]   (key from $MEDIAN_KEY)\n       mediancheck call -url URL -tool NAME -input JSON [flags]\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mediancheck: unexpected argument %q (subcommand \"call\" must come first)\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *list {
+		for _, c := range conformance.Cases() {
+			tag := ""
+			if c.RunsTool {
+				tag = " [runs a tool when samples are given]"
+			}
+			fmt.Fprintf(stdout, "%-40s %-6s %s%s\n", c.ID, c.Section, c.Title, tag)
+		}
+		return exitOK
+	}
+	if *url == "" {
+		fmt.Fprintln(stderr, "mediancheck: -url is required: the endpoint's address with its mount path, e.g. https://example.com/api/median")
+		return exitUsage
+	}
+	key, ok := keyFrom(getenv, *keyEnv, stderr)
+	if !ok {
+		return exitUsage
+	}
+	target := conformance.URLTarget(*url, key)
+	target.Replay = *replay
+	target.AllowSideEffects = *sideEffects
+	target.ClockSkew = *skew
+	if *samples != "" {
+		tools, err := conformance.ReadSamplesFile(*samples)
+		if err != nil {
+			fmt.Fprintf(stderr, "mediancheck: %v\n", err)
+			return exitUsage
+		}
+		target.Tools = tools
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := conformance.Check(ctx, target, conformance.Options{Run: *runPattern, Timeout: *timeout})
+	if err != nil {
+		fmt.Fprintf(stderr, "mediancheck: %v\n", err)
+		return exitUsage
+	}
+	if len(rep.Results) == 0 {
+		fmt.Fprintf(stderr, "mediancheck: -run %q selects no case; see -list\n", *runPattern)
+		return exitUsage
+	}
+	for _, r := range rep.Results {
+		fmt.Fprintln(stdout, r.String())
+	}
+	pass, fail, skipped := rep.Count(conformance.StatusPass), rep.Count(conformance.StatusFail), rep.Count(conformance.StatusSkip)
+	fmt.Fprintf(stdout, "\n%s: %d passed, %d failed, %d skipped\n", *url, pass, fail, skipped)
+	if fail > 0 {
+		fmt.Fprintln(stdout, "The curl lines carry a signature that expires 5 minutes after the run.")
+	}
+	if *jsonOut != "" {
+		if err := writeFile(*jsonOut, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(rep)
+		}); err != nil {
+			fmt.Fprintf(stderr, "mediancheck: -json: %v\n", err)
+			return exitFailed
+		}
+	}
+	if *junitOut != "" {
+		if err := writeFile(*junitOut, rep.WriteJUnit); err != nil {
+			fmt.Fprintf(stderr, "mediancheck: -junit: %v\n", err)
+			return exitFailed
+		}
+	}
+	if !rep.Passed() {
+		var ids []string
+		for _, r := range rep.Results {
+			if r.Status == conformance.StatusFail {
+				ids = append(ids, r.ID)
+			}
+		}
+		fmt.Fprintf(stdout, "FAILED: %s\n", strings.Join(ids, ", "))
+		return exitFailed
+	}
+	return exitOK
+}
+
+// writeFile creates path and writes it with write.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,71 @@
+// Command mediancheck checks a deployed Median tool endpoint against the
+// contract, with the cases of package conformance, and sends single signed
+// tool calls to it.
+//
+// Check an endpoint (the key comes from MEDIAN_KEY, or the variable named
+// by -key-env):
+//
+//	go run github.com/median-go/median/conformance/cmd/mediancheck -url https://example.com/api/median
+//
+// By default only cases that run none of your tools are run, so it is safe
+// against production. Give sample calls with -samples FILE.json to run your
+// tools too (tools marked sideEffects only with -side-effects). Flags:
+//
+//	-url URL          the endpoint, mount path included (required)
+//	-key-env NAME     the environment variable holding the key (MEDIAN_KEY)
+//	-list             list the cases and exit
+//	-run REGEXP       run only the cases whose id matches
+//	-samples FILE     tool samples: {"tools": [{"tool": "...", "input": {...}}]}
+//	-side-effects     also run samples marked sideEffects
+//	-replay=false     the endpoint has no replay protection: skip those cases
+//	-json FILE        write the report as JSON
+//	-junit FILE       write the report as JUnit XML
+//	-timeout D        bound each request (15s)
+//
+// It prints one line per case (PASS, FAIL or SKIP) and, for each failure,
+// what was expected, what came back and a curl command that reproduces it.
+// It exits 0 when every selected case passes, 1 when one fails, 2 on a usage
+// error.
+//
+// Send one signed tool call, like `median tools test`, and print the answer:
+//
+//	mediancheck call -url URL -tool lookup_order -input '{"orderId":"A-1001"}' \
+//	    -verified -external-id user_7 -risk low
+//
+// Its toolCallId is "test_" and a random UUID; conversationId defaults to it.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+}
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+)
+
+// run is the whole command, testable without a process.
+func run(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) > 0 && args[0] == "call" {
+		return runCall(args[1:], stdout, stderr, getenv)
+	}
+	return runCheck(args, stdout, stderr, getenv)
+}
+
+// keyFrom reads the key from the environment variable name.
+func keyFrom(getenv func(string) string, name string, stderr io.Writer) (string, bool) {
+	key := getenv(name)
+	if key == "" {
+		fmt.Fprintf(stderr, "mediancheck: %s is not set: export the Median key the endpoint runs with, or name another variable with -key-env\n", name)
+		return "", false
+	}
+	return key, true
+}
