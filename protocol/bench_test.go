@@ -1,0 +1,92 @@
+package protocol
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Run with: go test ./protocol -run '^$' -bench . -benchmem
+
+// benchHandler returns a Handler with the echo tool, a fixed clock and a
+// silent logger.
+func benchHandler(b *testing.B, cfg Config) *Handler {
+	b.Helper()
+	cfg.Keys = []string{testKey}
+	cfg.Now = func() time.Time { return testNow }
+	cfg.Logger = discardLogger()
+	cfg.Tools = []*Tool{echoTool(nil)}
+	h, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h
+}
+
+// BenchmarkServe: a signed small ToolCall end to end, replay disabled.
+func BenchmarkServe(b *testing.B) {
+	h := benchHandler(b, Config{DisableReplayProtection: true})
+	req := post(toolCall("echo", "call_0123456789abcdef0123456789abcdef", `{"orderId":1001,"note":"gift wrap"}`))
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(req.BodyBytes)))
+	for b.Loop() {
+		if resp := h.Serve(ctx, req); resp.Status != 200 || resp.Code() != "" {
+			b.Fatalf("%d %s", resp.Status, resp.Body)
+		}
+	}
+}
+
+// BenchmarkServeReplayMemory: the same with the default memory store and a
+// unique toolCallId per call.
+func BenchmarkServeReplayMemory(b *testing.B) {
+	h := benchHandler(b, Config{})
+	ctx := context.Background()
+	k := MustParseKey(testKey)
+	// Build the requests before timing, so signing is not measured.
+	reqs := make([]Request, 0, 1024)
+	for i := range 1024 {
+		body := []byte(toolCall("echo", "call_"+strconv.Itoa(i), `{"orderId":1001,"note":"gift wrap"}`))
+		reqs = append(reqs, Request{Method: "POST", Signature: k.Sign(testNow, body), BodyBytes: body, ContentLength: int64(len(body))})
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if i == len(reqs) {
+			// A fresh store per round of 1024 ids keeps every id unique.
+			b.StopTimer()
+			h.store = NewMemoryStore(MemoryStoreOptions{})
+			i = 0
+			b.StartTimer()
+		}
+		if resp := h.Serve(ctx, reqs[i]); resp.Status != 200 || resp.replayed {
+			b.Fatalf("%d %s", resp.Status, resp.Body)
+		}
+		i++
+	}
+}
+
+// BenchmarkParseSignature: one header with one v1.
+func BenchmarkParseSignature(b *testing.B) {
+	header := MustParseKey(testKey).Sign(testNow, []byte(`{"op":"diagnostics"}`))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseSignature(header); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeBody: a full ToolCall body.
+func BenchmarkDecodeBody(b *testing.B) {
+	body := []byte(strings.TrimSpace(fullCall))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, _, err := DecodeBody(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
