@@ -47,7 +47,7 @@ type memoryEntry struct {
 	answer      []byte
 	done        bool          // answered (in the done list), or dropped
 	expires     time.Time     // lease end while running, TTL end once done
-	ready       chan struct{} // closed when answered or dropped
+	ready       chan struct{} // made by the first waiter; closed when answered or dropped
 	elem        *list.Element
 }
 
@@ -87,7 +87,7 @@ func (s *MemoryStore) Claim(ctx context.Context, id, fingerprint string, lease t
 		s.sweep(now)
 		e := s.live(id, now)
 		if e == nil {
-			e = &memoryEntry{id: id, fingerprint: fingerprint, expires: now.Add(lease), ready: make(chan struct{})}
+			e = &memoryEntry{id: id, fingerprint: fingerprint, expires: now.Add(lease)}
 			s.insert(e, s.running)
 			s.mu.Unlock()
 			return ClaimResult{Status: ClaimAcquired}, nil
@@ -100,6 +100,9 @@ func (s *MemoryStore) Claim(ctx context.Context, id, fingerprint string, lease t
 			answer := bytes.Clone(e.answer)
 			s.mu.Unlock()
 			return ClaimResult{Status: ClaimDone, Answer: answer}, nil
+		}
+		if e.ready == nil {
+			e.ready = make(chan struct{})
 		}
 		ready, wait := e.ready, e.expires.Sub(now)
 		s.mu.Unlock()
@@ -128,17 +131,14 @@ func (s *MemoryStore) Save(_ context.Context, id, fingerprint string, answer []b
 	e := s.live(id, now)
 	switch {
 	case e == nil: // the lease ended and nobody took over: keep the answer anyway
-		e = &memoryEntry{id: id, fingerprint: fingerprint, ready: make(chan struct{})}
-		close(e.ready)
-		e.done = true
+		e = &memoryEntry{id: id, fingerprint: fingerprint, done: true}
 		s.insert(e, s.done)
 	case e.done || e.fingerprint != fingerprint:
 		return nil // the first answer wins; a different body's live claim stays
 	default:
 		s.running.Remove(e.elem)
 		e.elem = s.done.PushBack(e)
-		e.done = true
-		close(e.ready)
+		e.wake()
 	}
 	e.answer = bytes.Clone(answer)
 	e.expires = now.Add(ttl)
@@ -178,8 +178,15 @@ func (s *MemoryStore) remove(e *memoryEntry) {
 		return
 	}
 	s.running.Remove(e.elem)
+	e.wake()
+}
+
+// wake marks a running entry done and wakes its waiters.
+func (e *memoryEntry) wake() {
 	e.done = true
-	close(e.ready)
+	if e.ready != nil {
+		close(e.ready)
+	}
 }
 
 // sweep drops expired entries from the front of both lists. Each list is in

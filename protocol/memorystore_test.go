@@ -139,3 +139,23 @@ func BenchmarkServeNoStore(b *testing.B) { storetest.BenchmarkServe(b, nil) }
 func BenchmarkServeMemoryStore(b *testing.B) {
 	storetest.BenchmarkServe(b, protocol.NewMemoryStore(protocol.MemoryStoreOptions{}))
 }
+
+// BenchmarkMemoryStoreClaimSave is the store's own cost per call: one
+// Claim and one Save of a new id.
+func BenchmarkMemoryStoreClaimSave(b *testing.B) {
+	s := protocol.NewMemoryStore(protocol.MemoryStoreOptions{})
+	ctx := context.Background()
+	answer := []byte(`{"result":{"orderId":"A-1001","status":"shipped"}}`)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		id := fmt.Sprintf("call_%032x", i)
+		if _, err := s.Claim(ctx, id, memFP, time.Minute); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Save(ctx, id, memFP, answer, 10*time.Minute); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
