@@ -185,7 +185,7 @@ func inputCases() []testCase {
 				}
 			}
 			if n == 0 {
-				return skip("no tool sample has InvalidInputs: add inputs your tool's schema must refuse to a ToolSamples entry (\"invalidInputs\" in a -samples file)")
+				return skip("no tool sample has InvalidInputs: add inputs your tool's schema must refuse to a ToolSamples entry in Target.Tools (\"invalidInputs\" in a mediancheck -samples file)")
 			}
 			return pass(last)
 		}),

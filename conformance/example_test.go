@@ -1,0 +1,92 @@
+package conformance_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/protocol"
+)
+
+// Run the suite in your app's tests: build the endpoint as your app does,
+// describe it with HandlerTarget and give sample calls of your tools.
+func ExampleRun() {
+	// In your app's median_test.go:
+	TestMedianEndpoint := func(t *testing.T) {
+		const key = "mk_test_0123456789abcdef0123456789abcdef"
+		h, err := protocol.New(protocol.Config{Keys: []string{key}, Tools: conformance.FixtureTools()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/api/median", h) // or your gin/echo/chi router with the endpoint mounted
+
+		target := conformance.HandlerTarget(mux, "/api/median", key)
+		target.Tools = []conformance.ToolSamples{{
+			Tool:    "echo",
+			Input:   json.RawMessage(`{"message":"hello"}`),
+			Visitor: conformance.Visitor{Verified: true, ExternalID: "user_7"},
+			Check: func(result json.RawMessage) error {
+				if !strings.Contains(string(result), "hello") {
+					return fmt.Errorf("want the message back, got %s", result)
+				}
+				return nil
+			},
+			InvalidInputs: []json.RawMessage{json.RawMessage(`{"message":5}`)},
+		}}
+		conformance.Run(t, target) // subtests such as TestMedianEndpoint/signature/missing
+	}
+	_ = TestMedianEndpoint
+}
+
+// Check runs the same cases without the testing package and returns a
+// report, here for a protocol.Handler served in process.
+func ExampleCheck() {
+	const key = "mk_test_0123456789abcdef0123456789abcdef"
+	h, _ := protocol.New(protocol.Config{
+		Keys:   []string{key},
+		Tools:  conformance.FixtureTools(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), // the panic fixture logs a stack
+	})
+	target := conformance.HandlerTarget(h, "/api/median", key)
+	target.Tools = conformance.FixtureSamples()
+
+	rep, err := conformance.Check(context.Background(), target, conformance.Options{Run: "^(signature|execution)/"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, _ := rep.Result("signature/missing")
+	fmt.Println(res)
+	fmt.Println("all passed:", rep.Passed())
+	// Output:
+	// PASS signature/missing (§1.1)
+	// all passed: true
+}
+
+// ReadSamples reads tool samples from JSON, the format of mediancheck's
+// -samples file.
+func ExampleReadSamples() {
+	samples, err := conformance.ReadSamples(strings.NewReader(`{"tools": [
+		{"tool": "lookup_order", "input": {"orderId": "A-1001"},
+		 "visitor": {"verified": true, "externalId": "user_7"},
+		 "invalidInputs": [{"orderId": 5}]},
+		{"tool": "refund_order", "input": {"orderId": "A-1001"}, "sideEffects": true}
+	]}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range samples {
+		fmt.Println(s.Tool, "side effects:", s.SideEffects)
+	}
+	// Output:
+	// lookup_order side effects: false
+	// refund_order side effects: true
+}
