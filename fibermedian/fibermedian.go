@@ -25,6 +25,9 @@
 package fibermedian
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -152,4 +155,24 @@ func write(c *fiber.Ctx, resp protocol.Response) {
 		res.Header.Set(fiber.HeaderAllow, resp.Allow)
 	}
 	res.SetBody(resp.Body)
+}
+
+// Do returns a function that sends one net/http request through app in
+// memory and returns its answer, like http.Client.Do. Use it to test a fiber
+// app without a listener, for example as conformance.Target.Do. A body of
+// unknown length is read first and sent with its length.
+func Do(app *fiber.App) func(*http.Request) (*http.Response, error) {
+	return func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context()) // app.Test adds headers: leave the caller's request alone
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength < 0 {
+			body, err := io.ReadAll(r.Body)
+			_ = r.Body.Close()
+			if err != nil {
+				return nil, fmt.Errorf("fibermedian: reading the request body: %w", err)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+		}
+		return app.Test(r, -1)
+	}
 }

@@ -61,8 +61,8 @@ type Runs struct {
 
 // NewHandler builds the handler every case runs against: the four tools
 // above, diagnostics, the fixed clock, a small body limit and no logging.
-// observer, when not nil, receives every request's event.
-func NewHandler(observer func(protocol.Event)) (*protocol.Handler, *Runs) {
+// Each option, when not nil, may change the config before it is built.
+func NewHandler(options ...func(*protocol.Config)) (*protocol.Handler, *Runs) {
 	runs := &Runs{}
 	echo := protocol.NewTool(ToolEcho, protocol.RiskLow, "Echoes its input.",
 		func(_ context.Context, call protocol.ToolCall[EchoIn]) (EchoOut, error) {
@@ -76,15 +76,20 @@ func NewHandler(observer func(protocol.Event)) (*protocol.Handler, *Runs) {
 		func(context.Context, protocol.ToolCall[struct{}]) (any, error) { return nil, Refusal })
 	panics := protocol.NewTool(ToolPanic, protocol.RiskHigh, "Always panics.",
 		func(context.Context, protocol.ToolCall[struct{}]) (any, error) { panic("adaptertest: boom") })
-	h, err := protocol.New(protocol.Config{
+	cfg := protocol.Config{
 		Keys:         []string{Key},
 		Tools:        []*protocol.Tool{echo, fail, refuse, panics},
 		Diagnostics:  func(context.Context) (any, error) { return Diagnostics, nil },
 		MaxBodyBytes: MaxBodyBytes,
 		Now:          func() time.Time { return Now },
 		Logger:       slog.New(slog.DiscardHandler),
-		Observer:     observer,
-	})
+	}
+	for _, o := range options {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	h, err := protocol.New(cfg)
 	if err != nil {
 		panic("adaptertest: the kit's handler does not build: " + err.Error())
 	}

@@ -137,24 +137,32 @@ func echoAnswer(answer Answer) echo.HandlerFunc {
 	}
 }
 
-// Fiber mounts with fibermedian on a fiber group, served by fasthttp.
-var Fiber = Adapter{
-	Name: "fiber",
-	Endpoint: func(h *protocol.Handler) Starter {
-		app := NewFiberApp()
-		fibermedian.Mount(app.Group(group), route, h)
-		return ServeFiber(app)
-	},
-	Middleware: func(h *protocol.Handler, answer Answer) Starter {
-		app := NewFiberApp()
-		app.Group(group).All(route, fibermedian.Middleware(h), fiberAnswer(answer))
-		return ServeFiber(app)
-	},
-	Bare: func(answer Answer) Starter {
-		app := NewFiberApp()
-		app.All(Path, fiberAnswer(answer))
-		return ServeFiber(app)
-	},
+// Fiber mounts with fibermedian on a fiber group, served by fasthttp with
+// fiber's default config.
+var Fiber = FiberWith(fiber.Config{})
+
+// FiberWith is Fiber on apps built with cfg (its startup message always
+// off), to run the kit under other settings such as StreamRequestBody.
+func FiberWith(cfg fiber.Config) Adapter {
+	cfg.DisableStartupMessage = true
+	return Adapter{
+		Name: "fiber",
+		Endpoint: func(h *protocol.Handler) Starter {
+			app := fiber.New(cfg)
+			fibermedian.Mount(app.Group(group), route, h)
+			return ServeFiber(app)
+		},
+		Middleware: func(h *protocol.Handler, answer Answer) Starter {
+			app := fiber.New(cfg)
+			app.Group(group).All(route, fibermedian.Middleware(h), fiberAnswer(answer))
+			return ServeFiber(app)
+		},
+		Bare: func(answer Answer) Starter {
+			app := fiber.New(cfg)
+			app.All(Path, fiberAnswer(answer))
+			return ServeFiber(app)
+		},
+	}
 }
 
 func fiberAnswer(answer Answer) fiber.Handler {
@@ -164,11 +172,6 @@ func fiberAnswer(answer Answer) fiber.Handler {
 		result, err := answer(call, ctxCall)
 		return fibermedian.Respond(c, result, err)
 	}
-}
-
-// NewFiberApp returns a quiet fiber app with default limits.
-func NewFiberApp() *fiber.App {
-	return fiber.New(fiber.Config{DisableStartupMessage: true})
 }
 
 // ServeFiber returns a Starter that serves app with fasthttp.

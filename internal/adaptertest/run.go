@@ -18,7 +18,7 @@ import (
 // Middleware, CallFrom and Respond, and Respond without the middleware.
 func Run(t *testing.T, a Adapter) {
 	t.Run("endpoint", func(t *testing.T) {
-		h, _ := NewHandler(nil)
+		h, _ := NewHandler()
 		c := Start(t, a.Endpoint(h))
 		for _, tc := range EndpointCases() {
 			t.Run(tc.Name, func(t *testing.T) {
@@ -28,7 +28,7 @@ func Run(t *testing.T, a Adapter) {
 	})
 
 	t.Run("endpoint replay", func(t *testing.T) {
-		h, runs := NewHandler(nil)
+		h, runs := NewHandler()
 		c := Start(t, a.Endpoint(h))
 		body := ToolCall(ToolEcho, "call_replay", `{"text":"once"}`)
 		first := c.Do(t, Signed(http.MethodPost, body))
@@ -43,7 +43,7 @@ func Run(t *testing.T, a Adapter) {
 	})
 
 	t.Run("middleware", func(t *testing.T) {
-		h, runs := NewHandler(nil)
+		h, runs := NewHandler()
 		rec := &Recorder{}
 		c := Start(t, a.Middleware(h, rec.Answer))
 		for _, tc := range MiddlewareCases() {
@@ -58,7 +58,7 @@ func Run(t *testing.T, a Adapter) {
 	})
 
 	t.Run("middleware replay", func(t *testing.T) {
-		h, _ := NewHandler(nil)
+		h, _ := NewHandler()
 		rec := &Recorder{}
 		c := Start(t, a.Middleware(h, rec.Answer))
 		body := ToolCall(ToolCustom, "mw_replay", `{}`)
