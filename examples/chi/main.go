@@ -1,0 +1,74 @@
+// Command chi is the demo shop on chi: a router with its own middleware
+// (request ids, panic recovery), and the Median endpoint mounted inside its
+// /api sub-router.
+//
+//	MEDIAN_KEY='<your key>' go run ./examples/chi
+//
+// It listens on :$PORT (default 8080) and answers Median at /api/median.
+// Without MEDIAN_KEY it generates a development key and prints it.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/median-go/median/chimedian"
+	"github.com/median-go/median/examples/catalog"
+)
+
+func main() {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	demo, err := catalog.New(catalog.FromEnv(logger))
+	if err != nil {
+		logger.Error("cannot start", "error", err)
+		os.Exit(1)
+	}
+	defer demo.Close()
+
+	logger.Info("serving", "addr", catalog.Addr(), "median", "/api/median", "keys", demo.Handler.Keys())
+	if err := catalog.Serve(context.Background(), newApp(demo)); err != nil {
+		logger.Error("server stopped", "error", err)
+		os.Exit(1)
+	}
+}
+
+// newApp builds the shop: a chi router with its middleware and ordinary
+// routes, and Median mounted in the /api sub-router beside them.
+func newApp(demo *catalog.Demo) chi.Router {
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID, middleware.Recoverer)
+
+	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+
+	r.Route("/api", func(r chi.Router) {
+		r.Get("/orders/{id}", func(w http.ResponseWriter, r *http.Request) {
+			id := chi.URLParam(r, "id")
+			status, err := demo.Orders.Status(id)
+			if err != nil {
+				writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
+				return
+			}
+			writeJSON(w, http.StatusOK, map[string]string{"orderId": id, "status": status})
+		})
+
+		// GET, POST and the contract's 405 for every other method, all
+		// answered by the core, behind the router's own middleware.
+		chimedian.Mount(r, "/median", demo.Handler)
+	})
+	return r
+}
+
+// writeJSON writes v as the JSON answer of an ordinary route.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,93 @@
+// Command echo is the demo shop on echo, in middleware mode: the Median
+// middleware verifies each request, and the shop's own echo handler
+// dispatches the verified call to its tools and answers with the Echo
+// context helpers (echomedian.CallFrom, echomedian.Respond).
+//
+//	MEDIAN_KEY='<your key>' go run ./examples/echo
+//
+// It listens on :$PORT (default 8080) and answers Median at /api/median.
+// Without MEDIAN_KEY it generates a development key and prints it.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/median-go/median/echomedian"
+	"github.com/median-go/median/examples/catalog"
+	"github.com/median-go/median/protocol"
+)
+
+func main() {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	demo, err := catalog.New(catalog.FromEnv(logger))
+	if err != nil {
+		logger.Error("cannot start", "error", err)
+		os.Exit(1)
+	}
+	defer demo.Close()
+
+	logger.Info("serving", "addr", catalog.Addr(), "median", "/api/median", "keys", demo.Handler.Keys())
+	if err := catalog.Serve(context.Background(), newApp(demo)); err != nil {
+		logger.Error("server stopped", "error", err)
+		os.Exit(1)
+	}
+}
+
+// newApp builds the shop: its ordinary routes, and /api/median behind the
+// Median middleware with the shop's own handler.
+func newApp(demo *catalog.Demo) *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+
+	e.GET("/healthz", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	})
+	e.GET("/api/orders/:id", func(c echo.Context) error {
+		id := c.Param("id")
+		status, err := demo.Orders.Status(id)
+		if err != nil {
+			return c.JSON(http.StatusNotFound, map[string]string{"error": err.Error()})
+		}
+		return c.JSON(http.StatusOK, map[string]string{"orderId": id, "status": status})
+	})
+
+	// Every method goes through the middleware: it answers GET (the
+	// manifest), diagnostics, refusals and the contract's 405 itself, and
+	// lets only verified tool calls reach answerCall.
+	e.Any("/api/median", answerCall(demo.Orders), echomedian.Middleware(demo.Handler))
+	return e
+}
+
+// answerCall answers a verified tool call: it runs the catalog tool the call
+// names and answers with its result, refusal or error.
+func answerCall(orders *catalog.Orders) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		call, ok := echomedian.CallFrom(c)
+		if !ok { // the middleware did not run: Respond answers saying so
+			return echomedian.Respond(c, nil, nil)
+		}
+		if !catalog.Has(call.Tool) {
+			return unknownTool(c, call.Tool)
+		}
+		result, err := catalog.Dispatch(orders, call)
+		return echomedian.Respond(c, result, err)
+	}
+}
+
+// unknownTool answers a call for a tool this shop does not offer (the
+// middleware lets such calls through, for handlers that know more tools
+// than the Handler): 404 unknown_tool, as the contract says.
+func unknownTool(c echo.Context, tool string) error {
+	protocol.ErrorResponse(&protocol.Error{
+		Status:  http.StatusNotFound,
+		Code:    protocol.CodeUnknownTool,
+		Message: fmt.Sprintf("no tool named %q is offered here; sync the tool list in Median", tool),
+	}).WriteTo(c.Response())
+	return nil
+}

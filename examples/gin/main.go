@@ -1,0 +1,63 @@
+// Command gin is the demo shop on gin: an existing app with its own routes,
+// and the Median endpoint added to its /api route group with one call.
+//
+//	MEDIAN_KEY='<your key>' go run ./examples/gin
+//
+// It listens on :$PORT (default 8080) and answers Median at /api/median.
+// Without MEDIAN_KEY it generates a development key and prints it.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/median-go/median/examples/catalog"
+	"github.com/median-go/median/ginmedian"
+)
+
+func main() {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	demo, err := catalog.New(catalog.FromEnv(logger))
+	if err != nil {
+		logger.Error("cannot start", "error", err)
+		os.Exit(1)
+	}
+	defer demo.Close()
+
+	logger.Info("serving", "addr", catalog.Addr(), "median", "/api/median", "keys", demo.Handler.Keys())
+	if err := catalog.Serve(context.Background(), newApp(demo)); err != nil {
+		logger.Error("server stopped", "error", err)
+		os.Exit(1)
+	}
+}
+
+// newApp builds the shop: its ordinary routes, and Median mounted on the
+// /api group beside them.
+func newApp(demo *catalog.Demo) *gin.Engine {
+	r := gin.New()
+	r.Use(gin.Recovery())
+
+	r.GET("/healthz", func(c *gin.Context) {
+		c.JSON(http.StatusOK, gin.H{"status": "ok"})
+	})
+
+	api := r.Group("/api")
+	api.GET("/orders/:id", func(c *gin.Context) {
+		id := c.Param("id")
+		status, err := demo.Orders.Status(id)
+		if err != nil {
+			c.JSON(http.StatusNotFound, gin.H{"error": err.Error()})
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{"orderId": id, "status": status})
+	})
+
+	// One call: GET (the manifest), POST (the calls) and the contract's 405
+	// for every other method, all answered by the core.
+	ginmedian.Mount(api, "/median", demo.Handler)
+	return r
+}
