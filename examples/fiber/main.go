@@ -1,0 +1,107 @@
+// Command fiber is the demo shop on fiber: its own routes, and the Median
+// endpoint mounted on its /api group, with the server's timeouts and body
+// limit set in fiber.Config.
+//
+//	MEDIAN_KEY='<your key>' go run ./examples/fiber
+//
+// It listens on :$PORT (default 8080) and answers Median at /api/median.
+// Without MEDIAN_KEY it generates a development key and prints it.
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+
+	"github.com/median-go/median/examples/catalog"
+	"github.com/median-go/median/fibermedian"
+	"github.com/median-go/median/protocol"
+)
+
+// medianPath is where the shop answers Median.
+const medianPath = "/api/median"
+
+// bodyLimit is fiber's own body limit. It must stay above the core's limit
+// (protocol.DefaultMaxBodyBytes, 1 MiB), so that a body over the core's
+// limit is refused by the core with the contract's JSON.
+const bodyLimit = 4 << 20
+
+func main() {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	demo, err := catalog.New(catalog.FromEnv(logger))
+	if err != nil {
+		logger.Error("cannot start", "error", err)
+		os.Exit(1)
+	}
+	defer demo.Close()
+
+	app := newApp(demo)
+	logger.Info("serving", "addr", catalog.Addr(), "median", medianPath, "keys", demo.Handler.Keys())
+	err = catalog.Run(context.Background(), func() error { return app.Listen(catalog.Addr()) }, app.ShutdownWithContext)
+	if err != nil {
+		logger.Error("server stopped", "error", err)
+		os.Exit(1)
+	}
+}
+
+// newApp builds the shop: a fiber app with timeouts and a body limit, its
+// ordinary routes, and Median mounted on the /api group beside them.
+func newApp(demo *catalog.Demo) *fiber.App {
+	app := fiber.New(fiber.Config{
+		ReadTimeout:           catalog.ReadTimeout,
+		WriteTimeout:          catalog.WriteTimeout,
+		IdleTimeout:           catalog.IdleTimeout,
+		BodyLimit:             bodyLimit,
+		ErrorHandler:          errorHandler(demo.Handler),
+		DisableStartupMessage: true,
+	})
+	app.Use(recover.New())
+
+	app.Get("/healthz", func(c *fiber.Ctx) error {
+		return c.JSON(fiber.Map{"status": "ok"})
+	})
+
+	api := app.Group("/api")
+	api.Get("/orders/:id", func(c *fiber.Ctx) error {
+		id := c.Params("id")
+		status, err := demo.Orders.Status(id)
+		if err != nil {
+			return c.Status(http.StatusNotFound).JSON(fiber.Map{"error": err.Error()})
+		}
+		return c.JSON(fiber.Map{"orderId": id, "status": status})
+	})
+
+	// GET, POST and the contract's 405 for every other method, all answered
+	// by the core.
+	fibermedian.Mount(api, "/median", demo.Handler)
+	return app
+}
+
+// errorHandler is fiber's default error handler, except for a body over
+// fiber's own limit sent to the Median path: fasthttp refuses it before any
+// route runs, so the core is asked with the declared length and no body,
+// and answers what the contract says (the signature checks first, then 413
+// invalid_body as JSON).
+func errorHandler(h *protocol.Handler) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		if !errors.Is(err, fiber.ErrRequestEntityTooLarge) || c.Path() != medianPath {
+			return fiber.DefaultErrorHandler(c, err)
+		}
+		resp := h.Serve(c.UserContext(), protocol.Request{
+			Method:        c.Method(),
+			Signature:     c.Get(protocol.SignatureHeader),
+			Body:          http.NoBody,
+			ContentLength: int64(c.Request().Header.ContentLength()),
+		})
+		c.Set(fiber.HeaderContentType, protocol.ContentType)
+		if resp.Allow != "" {
+			c.Set(fiber.HeaderAllow, resp.Allow)
+		}
+		return c.Status(resp.Status).Send(resp.Body)
+	}
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/examples/catalog"
+	"github.com/median-go/median/examples/catalog/catalogtest"
+	"github.com/median-go/median/fibermedian"
+	"github.com/median-go/median/protocol"
+)
+
+// fasthttp keeps a process-wide clock goroutine, and its worker pool's
+// cleaner sleeps up to 10 s before it sees the server stopped.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"))
+}
+
+// target drives a fresh app in memory, without a listener.
+func target(t *testing.T) conformance.Target {
+	app := newApp(catalogtest.NewDemo(t))
+	t.Cleanup(func() { _ = app.Shutdown() })
+	return conformance.Target{Do: fibermedian.Do(app), URL: "http://example.test" + catalogtest.MountPath, Key: catalogtest.Key, Replay: true}
+}
+
+func TestCatalog(t *testing.T) {
+	catalogtest.Run(t, target(t))
+}
+
+func TestOrdinaryRoutes(t *testing.T) {
+	catalogtest.RunRoutes(t, target(t).Do, "http://example.test")
+}
+
+func TestConformance(t *testing.T) {
+	tg := target(t)
+	tg.Tools = catalogtest.Samples()
+	tg.BuildWithKey = func(key string) (conformance.DoFunc, error) {
+		demo, err := catalog.New(catalog.Options{Key: key, NoDevKey: true, Logger: slog.New(slog.DiscardHandler), Warnings: io.Discard})
+		require.NoError(t, err)
+		app := newApp(demo)
+		t.Cleanup(func() { _ = app.Shutdown() })
+		return fibermedian.Do(app), nil
+	}
+	conformance.Run(t, tg)
+}
+
+// fasthttp refuses a body over fiber's limit while reading the request, so
+// this test needs a real (loopback) listener: app.Test reports the error
+// instead of the answer.
+func TestBodyOverFibersLimitIsTheContractsJSON(t *testing.T) {
+	app := newApp(catalogtest.NewDemo(t))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- app.Listener(ln) }()
+	t.Cleanup(func() {
+		assert.NoError(t, app.Shutdown())
+		assert.NoError(t, <-served)
+	})
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	tg := conformance.Target{Do: client.Do, URL: "http://" + ln.Addr().String() + catalogtest.MountPath}
+	body := bytes.Repeat([]byte("x"), bodyLimit+1)
+	for name, tc := range map[string]struct {
+		sign   bool
+		status int
+		code   protocol.Code
+	}{
+		"signed":   {true, http.StatusRequestEntityTooLarge, protocol.CodeInvalidBody},
+		"unsigned": {false, http.StatusUnauthorized, protocol.CodeMissingSignature},
+	} {
+		t.Run(name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, tg.URL, bytes.NewReader(body))
+			require.NoError(t, err)
+			if tc.sign {
+				req.Header.Set(protocol.SignatureHeader, protocol.MustParseKey(catalogtest.Key).Sign(time.Now(), body))
+			}
+			resp, err := tg.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			got, _ := io.ReadAll(resp.Body)
+			assert.Equal(t, tc.status, resp.StatusCode, "body: %s", got)
+			assert.Equal(t, protocol.ContentType, resp.Header.Get("Content-Type"))
+			assert.True(t, strings.Contains(string(got), `"code":"`+string(tc.code)+`"`), "body: %s", got)
+		})
+	}
+}
+
+func TestNewAppSetsServerLimits(t *testing.T) {
+	cfg := newApp(catalogtest.NewDemo(t)).Config()
+	assert.Equal(t, bodyLimit, cfg.BodyLimit)
+	assert.Greater(t, int64(cfg.BodyLimit), int64(protocol.DefaultMaxBodyBytes))
+	assert.Positive(t, cfg.ReadTimeout)
+	assert.Positive(t, cfg.WriteTimeout)
+	assert.Positive(t, cfg.IdleTimeout)
+}
