@@ -3,8 +3,10 @@ package echomedian_test
 import (
 	"testing"
 
+	"github.com/labstack/echo/v4"
 	"go.uber.org/goleak"
 
+	"github.com/median-go/median/echomedian"
 	"github.com/median-go/median/internal/adaptertest"
 )
 
@@ -14,3 +16,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestConformance(t *testing.T) {
 	adaptertest.Run(t, adaptertest.Echo)
 }
+
+// Mount takes the echo app and its groups alike.
+var (
+	_ echomedian.Router = (*echo.Echo)(nil)
+	_ echomedian.Router = (*echo.Group)(nil)
+)
