@@ -114,7 +114,10 @@ func HandlerDo(h http.Handler) DoFunc {
 // URLTarget returns a Target for a deployed endpoint at url (mount path
 // included). Requests go through an http.Client with a 30-second timeout
 // that does not follow redirects: Median does not follow them either, so a
-// redirect on the endpoint is reported as what came back.
+// redirect on the endpoint is reported as what came back. Replay is left
+// false: set it when the deployed endpoint keeps answers by toolCallId (with
+// several instances, only a shared store such as redisstore passes the replay
+// cases). mediancheck sets it unless run with -replay=false.
 func URLTarget(url, key string) Target {
 	client := &http.Client{
 		Timeout: 30 * time.Second,
