@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"crypto/hmac"
 	"encoding/hex"
 	"fmt"
 	"strconv"
@@ -102,11 +101,8 @@ func (s Signature) Verify(body []byte, keys ...Key) error {
 		if k.IsZero() {
 			continue
 		}
-		mac := k.mac(s.ts, body)
-		for i := range s.v1 {
-			if hmac.Equal(mac, s.v1[i][:]) {
-				return nil
-			}
+		if k.matches(s.ts, body, s.v1) {
+			return nil
 		}
 	}
 	return fmt.Errorf("%w: no v1 matches under any configured key; check that MEDIAN_KEY is the key from Median's dashboard and that nothing re-encodes the body before it reaches this handler", ErrInvalidSignature)
