@@ -2,6 +2,7 @@ package adaptertest
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,24 @@ func Run(t *testing.T, a Adapter) {
 		reused := c.Do(t, Signed(http.MethodPost, ToolCall(ToolEcho, "call_replay", `{"text":"twice"}`)))
 		Check(t, Want{Status: http.StatusConflict, Code: protocol.CodeInvalidBody, Message: "call_replay"}, reused)
 		assert.Equal(t, int64(1), runs.Echo.Load(), "a reused toolCallId with another body does not run the tool")
+	})
+
+	t.Run("unusable key", func(t *testing.T) {
+		for _, tc := range []struct {
+			key  string
+			code protocol.Code
+		}{{"", protocol.CodeMissingSecret}, {"too short", protocol.CodeInvalidMedianKey}} {
+			h, err := protocol.New(protocol.Config{Keys: []string{tc.key}, Logger: slog.New(slog.DiscardHandler)})
+			require.Error(t, err, "key %q", tc.key)
+			require.NotNil(t, h, "a key problem alone still builds a handler")
+			for name, s := range map[string]Starter{"endpoint": a.Endpoint(h), "middleware": a.Middleware(h, (&Recorder{}).Answer)} {
+				got := Start(t, s).Do(t, Signed(http.MethodPost, ToolCall(ToolEcho, "call_key", `{"text":"k"}`)))
+				Check(t, Want{Status: http.StatusInternalServerError, Code: tc.code}, got)
+				if tc.key != "" {
+					assert.NotContains(t, string(got.Body), tc.key, "%s: the answer must not repeat the key", name)
+				}
+			}
+		}
 	})
 
 	t.Run("middleware", func(t *testing.T) {
