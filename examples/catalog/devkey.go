@@ -33,14 +33,12 @@ WARNING: MEDIAN_KEY is not set, so this server generated a DEVELOPMENT key:
 
     %s
 
-  Only requests signed with this key are accepted, and it changes on every
-  start. Never use it in production. To use your Median key instead:
+  Only requests signed with this key are accepted; it changes on every
+  start. Never use it in production.
 
-    MEDIAN_KEY='<the key from Median>' go run ./examples/<name>
-
-  To sign test calls with this development key, start the server with it:
-
-    MEDIAN_KEY='%s' go run ./examples/<name>
+  Run with your Median key:  MEDIAN_KEY='<the key from Median>' go run ./examples/<name>
+  Sign test calls with this one, in the shell you send them from:
+                             export MEDIAN_KEY='%s'
 
 `, key, key)
 }
