@@ -82,6 +82,7 @@ func DecodeBody(body []byte) (op string, call *Call, err error) {
 		Visitor:        Visitor{Verified: *v.Verified, UnverifiedEmail: deref(v.Email), UnverifiedName: deref(v.Name)},
 		ApprovedBy:     deref(c.ApprovedBy),
 		RawInput:       w.Input,
+		Body:           body,
 	}
 	if call.Visitor.Verified {
 		call.Visitor.externalID = deref(v.ExternalID)

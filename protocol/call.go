@@ -80,6 +80,9 @@ type Call struct {
 	// RawInput is the "input" object exactly as signed. Numbers are never
 	// rounded: decode it with [Call.BindInput] or your own decoder.
 	RawInput json.RawMessage
+	// Body is the whole request body exactly as signed. Middleware uses it
+	// to give the body back to the handlers after it (the core has read it).
+	Body []byte
 
 	claim   *claim                             // the replay-store claim this call holds, if any
 	handler *Handler                           // the Handler that verified the call
