@@ -55,8 +55,8 @@ func (h *Handler) answer(ctx context.Context, call *Call, result any, err error)
 		return h.encodeResult(ctx, call.Tool, refusal, MaxResultChars)
 	}
 	var e *Error
-	if errors.As(err, &e) && e.Code == CodeInvalidInput {
-		return errorResponse(e)
+	if errors.As(err, &e) {
+		return errorResponse(e) // invalid_input from BindInput, or UnknownTool in middleware
 	}
 	if errors.Is(err, errPanicked) {
 		return errorResponse(newError(CodeExecutionFailed, fmt.Sprintf("tool %s failed unexpectedly", call.Tool)))

@@ -227,7 +227,8 @@ func (h *Handler) Verify(ctx context.Context, req Request) (call *Call, resp Res
 }
 
 // Respond encodes the answer to a call that [Handler.Verify] let through: a
-// result, a [*Refusal] (as result or as err), or err as execution_failed.
+// result, a [*Refusal] (as result or as err), an [*Error] such as
+// [UnknownTool] as that error, or any other err as execution_failed.
 // It stores the answer for replay protection, so always answer a verified
 // call through Respond.
 func (h *Handler) Respond(ctx context.Context, call *Call, result any, err error) Response {
@@ -258,6 +259,14 @@ func Respond(ctx context.Context, call *Call, result any, err error) Response {
 
 // fallbackHandler encodes answers for calls no Handler verified.
 var fallbackHandler = &Handler{log: slog.Default(), now: time.Now}
+
+// UnknownTool returns the 404 unknown_tool error for a tool this server does
+// not offer. Middleware handlers that dispatch tools themselves pass it to
+// Respond (or an adapter's Respond) for a name they do not know, so the
+// answer is the contract's and is stored like any other.
+func UnknownTool(name string) *Error {
+	return newError(CodeUnknownTool, fmt.Sprintf("no tool named %q is registered on this server; sync the tool list in Median or register the tool", truncate(name, 64)))
+}
 
 // check runs the contract's checks in order. lookup makes an unknown tool an
 // error (Serve); without it unknown tools pass (Verify).
@@ -297,7 +306,7 @@ func (h *Handler) check(ctx context.Context, req Request, lookup bool) (*Call, R
 	call.handler = h
 	tool := h.tools[call.Tool]
 	if tool == nil && lookup {
-		return call, errorResponse(newError(CodeUnknownTool, fmt.Sprintf("no tool named %q is registered on this server; sync the tool list in Median or register the tool", truncate(call.Tool, 64)))), false
+		return call, errorResponse(UnknownTool(call.Tool)), false
 	}
 	if tool != nil {
 		if e := tool.checkInput(call.RawInput); e != nil {
