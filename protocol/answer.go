@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,8 +56,11 @@ func (h *Handler) answer(ctx context.Context, call *Call, result any, err error)
 		return h.encodeResult(ctx, call.Tool, refusal, MaxResultChars)
 	}
 	var e *Error
-	if errors.As(err, &e) {
-		return errorResponse(e) // invalid_input from BindInput, or UnknownTool in middleware
+	if errors.As(err, &e) && (e.Code == CodeInvalidInput || e.Code == CodeUnknownTool) {
+		// invalid_input from BindInput or Validate, or UnknownTool from a
+		// middleware handler: answered with the code's own status, so a
+		// replay (which rebuilds the status from the code) is identical.
+		return errorResponse(newError(e.Code, e.Message))
 	}
 	if errors.Is(err, errPanicked) {
 		return errorResponse(newError(CodeExecutionFailed, fmt.Sprintf("tool %s failed unexpectedly", call.Tool)))
@@ -150,16 +154,19 @@ func containsHint(raw []byte) bool {
 func countChars(b []byte) int { return utf8.RuneCount(b) }
 
 // errorResponse encodes {"error": {"code", "message"}} with e's status.
+// Messages are not HTML-escaped: "must be >= 1" stays readable.
 func errorResponse(e *Error) Response {
-	body, _ := json.Marshal(struct {
-		Error struct {
-			Code    Code   `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{Error: struct {
+	type inner struct {
 		Code    Code   `json:"code"`
 		Message string `json:"message"`
-	}{e.Code, e.Message}})
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(struct {
+		Error inner `json:"error"`
+	}{inner{e.Code, e.Message}})
+	body := bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
 	return Response{Status: e.Status, Body: body, code: e.Code}
 }
 

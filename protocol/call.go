@@ -1,9 +1,14 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math/big"
+	"strings"
+	"sync/atomic"
 )
 
 // Risk is how much care Median took before calling the tool (PROTOCOL.md §2).
@@ -84,15 +89,27 @@ type Call struct {
 	// to give the body back to the handlers after it (the core has read it).
 	Body []byte
 
-	claim   *claim                             // the replay-store claim this call holds, if any
-	handler *Handler                           // the Handler that verified the call
-	run     func(context.Context) (any, error) // the prepared tool run (Serve only)
+	claim    *claim                             // the replay-store claim this call holds, if any
+	answered atomic.Bool                        // set by the first Respond
+	handler  *Handler                           // the Handler that verified the call
+	run      func(context.Context) (any, error) // the prepared tool run (Serve only)
 }
 
 // BindInput decodes the raw input into v (a pointer). Numbers decode exactly
 // into integer fields. The error is an *Error with code invalid_input.
+//
+// JSON Schema counts 5.0 and 1e2 as integers, so an input that passed the
+// schema may carry them for an integer field; BindInput then decodes them as
+// the integers they are.
 func (c *Call) BindInput(v any) error {
-	if err := json.Unmarshal(c.RawInput, v); err != nil {
+	err := json.Unmarshal(c.RawInput, v)
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && strings.HasPrefix(typeErr.Value, "number") {
+		if raw, ok := wholeNumbersAsIntegers(c.RawInput); ok {
+			err = json.Unmarshal(raw, v)
+		}
+	}
+	if err != nil {
 		return newError(CodeInvalidInput, describeDecodeError(err))
 	}
 	return nil
@@ -139,4 +156,44 @@ func jsonKind(kind string) string {
 		return "number"
 	}
 	return kind
+}
+
+// wholeNumbersAsIntegers rewrites numbers such as 5.0 or 1e2 that are whole
+// as plain integers (5, 100). It reports false when nothing changed.
+func wholeNumbersAsIntegers(raw []byte) ([]byte, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil, false
+	}
+	changed := false
+	var walk func(any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case map[string]any:
+			for k, e := range t {
+				t[k] = walk(e)
+			}
+		case []any:
+			for i, e := range t {
+				t[i] = walk(e)
+			}
+		case json.Number:
+			if strings.ContainsAny(string(t), ".eE") {
+				if f, ok := new(big.Float).SetPrec(256).SetString(string(t)); ok && f.IsInt() {
+					i, _ := f.Int(nil)
+					changed = true
+					return json.Number(i.String())
+				}
+			}
+		}
+		return x
+	}
+	v = walk(v)
+	if !changed {
+		return nil, false
+	}
+	out, err := json.Marshal(v)
+	return out, err == nil
 }

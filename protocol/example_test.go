@@ -143,13 +143,14 @@ func ExampleHandler_Verify() {
 			return
 		}
 		var result any
+		var err error
 		switch call.Tool {
 		case "ping":
 			result = map[string]string{"pong": call.ConversationID}
 		default:
-			result = protocol.Refuse("unknown_tool", "This server has no tool "+call.Tool+".")
+			err = protocol.UnknownTool(call.Tool) // 404 unknown_tool
 		}
-		h.Respond(r.Context(), call, result, nil).WriteTo(w)
+		h.Respond(r.Context(), call, result, err).WriteTo(w)
 	}
 
 	body := `{"tool":"ping","toolCallId":"call_2","input":{},"context":{"conversationId":"conv_9","risk":"low","visitor":{"verified":false}}}`

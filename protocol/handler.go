@@ -168,7 +168,13 @@ func (r Response) Code() Code { return r.code }
 
 // WriteTo writes the response to w: Content-Type, Allow when set, the
 // status and the body.
+//
+// The zero Response (Status 0, from a second [Handler.Respond] for one call)
+// writes nothing.
 func (r Response) WriteTo(w http.ResponseWriter) {
+	if r.Status == 0 {
+		return
+	}
 	hdr := w.Header()
 	hdr["Content-Type"] = contentTypeValue
 	if r.Allow != "" {
@@ -231,7 +237,18 @@ func (h *Handler) Verify(ctx context.Context, req Request) (call *Call, resp Res
 // [UnknownTool] as that error, or any other err as execution_failed.
 // It stores the answer for replay protection, so always answer a verified
 // call through Respond.
+//
+// A call is answered once: a second Respond for the same call logs an error
+// and returns the zero Response, which [Response.WriteTo] skips, so the
+// first answer is never followed by a second body.
 func (h *Handler) Respond(ctx context.Context, call *Call, result any, err error) Response {
+	if call == nil {
+		return errorResponse(errNoCall)
+	}
+	if call.answered.Swap(true) {
+		h.log.ErrorContext(ctx, "median: Respond called twice for one call; the second answer is dropped", "tool", call.Tool, "toolCallId", call.ToolCallID)
+		return Response{}
+	}
 	start := time.Now()
 	if r, ok := result.(*Refusal); ok && err == nil {
 		err = r
@@ -248,7 +265,7 @@ func (h *Handler) Respond(ctx context.Context, call *Call, result any, err error
 // encoded with default settings and nothing is stored.
 func Respond(ctx context.Context, call *Call, result any, err error) Response {
 	if call == nil {
-		return errorResponse(newError(CodeExecutionFailed, "no verified Median call on this request: mount the Median middleware before this handler"))
+		return errorResponse(errNoCall)
 	}
 	h := call.handler
 	if h == nil {
@@ -256,6 +273,9 @@ func Respond(ctx context.Context, call *Call, result any, err error) Response {
 	}
 	return h.Respond(ctx, call, result, err)
 }
+
+// errNoCall answers Respond without a verified call.
+var errNoCall = newError(CodeExecutionFailed, "no verified Median call on this request: mount the Median middleware before this handler")
 
 // fallbackHandler encodes answers for calls no Handler verified.
 var fallbackHandler = &Handler{log: slog.Default(), now: time.Now}
@@ -479,7 +499,10 @@ func (h *Handler) runDiagnostics(ctx context.Context) Response {
 		}
 		return resp
 	case <-ctx.Done():
-		return errorResponse(newError(CodeExecutionFailed, fmt.Sprintf("diagnostics did not finish within %s", h.diagnosticsTimeout)))
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return errorResponse(newError(CodeExecutionFailed, fmt.Sprintf("diagnostics did not finish within %s", h.diagnosticsTimeout)))
+		}
+		return errorResponse(newError(CodeExecutionFailed, "the request ended before diagnostics finished"))
 	}
 }
 

@@ -49,7 +49,7 @@ func (r *Refusal) Error() string {
 	return r.reason() + ": " + r.Detail
 }
 
-func (r *Refusal) reason() string {
+func (r Refusal) reason() string {
 	if r.Reason == "" {
 		return DefaultRefusalReason
 	}
@@ -59,7 +59,9 @@ func (r *Refusal) reason() string {
 // MarshalJSON encodes the refusal object of PROTOCOL.md §3.1: ok is always
 // false, allowed is false for a blocked outcome and known is false for an
 // unknown one.
-func (r *Refusal) MarshalJSON() ([]byte, error) {
+//
+// It has a value receiver, so a Refusal returned by value encodes the same.
+func (r Refusal) MarshalJSON() ([]byte, error) {
 	type wire struct {
 		OK      bool    `json:"ok"`
 		Known   *bool   `json:"known,omitempty"`

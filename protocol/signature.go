@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/hex"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -87,7 +88,7 @@ func (s Signature) CheckTime(now time.Time, tolerance time.Duration) error {
 		if s.Timestamp > 0 && s.Timestamp < 1e11 {
 			hint = "; t looks like seconds, it must be milliseconds"
 		}
-		return fmt.Errorf("%w: t is %s away from the server clock, more than %s%s", ErrStaleTimestamp, describeAge(now.UnixMilli()-s.Timestamp), tolerance, hint)
+		return fmt.Errorf("%w: t is %s %s the server clock; at most %s either way is accepted%s", ErrStaleTimestamp, msDuration(diffAbs(now.UnixMilli()-s.Timestamp)), direction(now.UnixMilli()-s.Timestamp), tolerance, hint)
 	}
 	return nil
 }
@@ -108,20 +109,30 @@ func (s Signature) Verify(body []byte, keys ...Key) error {
 	return fmt.Errorf("%w: no v1 matches under any configured key; check that MEDIAN_KEY is the key from Median's dashboard and that nothing re-encodes the body before it reaches this handler", ErrInvalidSignature)
 }
 
-// describeAge renders a millisecond difference as "3m0s in the past" or
-// "in the future".
-func describeAge(diffMS int64) string {
+// direction says whether a timestamp diff (now - t) is behind or ahead.
+func direction(diffMS int64) string {
 	if diffMS < 0 {
-		return "in the future by " + msDuration(-diffMS)
+		return "ahead of"
 	}
-	return "in the past by " + msDuration(diffMS)
+	return "behind"
+}
+
+// diffAbs is |d|, saturating instead of overflowing.
+func diffAbs(d int64) int64 {
+	if d < 0 {
+		d = -d
+	}
+	if d < 0 {
+		return math.MaxInt64
+	}
+	return d
 }
 
 func msDuration(ms int64) string {
 	if ms < 0 || ms > int64(1<<62)/int64(time.Millisecond) {
 		return "more than 100 years"
 	}
-	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+	return (time.Duration(ms) * time.Millisecond).String()
 }
 
 // truncate shortens s to at most n bytes for error messages.

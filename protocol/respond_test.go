@@ -1,0 +1,124 @@
+package protocol
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRespondOnce: a second Respond for one call writes nothing, so a
+// handler that answers twice never sends two JSON bodies.
+func TestRespondOnce(t *testing.T) {
+	h, logs := newHandler(t, Config{})
+	ctx := context.Background()
+	call, resp, ok := h.Verify(ctx, post(toolCall("mine", "once_1", `{}`)))
+	require.True(t, ok, "body %s", resp.Body)
+
+	w := httptest.NewRecorder()
+	h.Respond(ctx, call, map[string]int{"a": 1}, nil).WriteTo(w)
+	second := h.Respond(ctx, call, map[string]int{"b": 2}, nil)
+	assert.Zero(t, second.Status)
+	second.WriteTo(w)
+	assert.Equal(t, `{"result":{"a":1}}`, w.Body.String())
+	assert.Len(t, logs.find(t, "Respond called twice"), 1)
+}
+
+// TestRespondNilCall: Handler.Respond without a call answers the contract's
+// envelope instead of panicking, like the package-level Respond.
+func TestRespondNilCall(t *testing.T) {
+	h, _ := newHandler(t, Config{})
+	msg := requireError(t, h.Respond(context.Background(), nil, "x", nil), http.StatusOK, CodeExecutionFailed)
+	assert.Contains(t, msg, "middleware")
+	msg = requireError(t, Respond(context.Background(), nil, "x", nil), http.StatusOK, CodeExecutionFailed)
+	assert.Contains(t, msg, "middleware")
+}
+
+// TestRefusalByValue: a Refusal returned by value encodes as the §3.1
+// object, not as a Go struct dump.
+func TestRefusalByValue(t *testing.T) {
+	tool := NewTool("refuse_value", RiskLow, "Refuses by value.", func(ctx context.Context, c ToolCall[struct{}]) (Refusal, error) {
+		return Refusal{Reason: "nope", Detail: "Not today."}, nil
+	})
+	h, _ := newHandler(t, Config{Tools: []*Tool{tool}})
+	resp := h.Serve(context.Background(), post(toolCall("refuse_value", "rv_1", `{}`)))
+	assert.JSONEq(t, `{"ok":false,"allowed":false,"outcome":"blocked","reason":"nope","detail":"Not today."}`, string(requireResult(t, resp)))
+}
+
+// TestToolErrorStatus: a tool that returns an *Error cannot pick its own
+// status: only invalid_input and unknown_tool pass through (with their
+// contract status); anything else is execution_failed, and a replay answers
+// the same status and bytes.
+func TestToolErrorStatus(t *testing.T) {
+	tool := NewTool("errs", RiskLow, "Returns errors.", func(ctx context.Context, c ToolCall[struct {
+		Kind string `json:"kind"`
+	}]) (any, error) {
+		switch c.Input.Kind {
+		case "unavailable":
+			return nil, &Error{Status: http.StatusServiceUnavailable, Code: CodeMissingSecret, Message: "down"}
+		case "input":
+			return nil, &Error{Status: 422, Code: CodeInvalidInput, Message: "kind: not that one"}
+		}
+		return nil, UnknownTool("other")
+	})
+	h, _ := newHandler(t, Config{Tools: []*Tool{tool}})
+	ctx := context.Background()
+	for _, c := range []struct {
+		kind   string
+		status int
+		code   Code
+	}{
+		{"unavailable", http.StatusOK, CodeExecutionFailed},
+		{"input", http.StatusBadRequest, CodeInvalidInput},
+		{"unknown", http.StatusNotFound, CodeUnknownTool},
+	} {
+		req := post(toolCall("errs", "err_"+c.kind, `{"kind":"`+c.kind+`"}`))
+		first := h.Serve(ctx, req)
+		requireError(t, first, c.status, c.code)
+		again := h.Serve(ctx, req)
+		assert.Equal(t, first.Status, again.Status, c.kind)
+		assert.Equal(t, string(first.Body), string(again.Body), c.kind)
+	}
+}
+
+// TestErrorMessagesNotHTMLEscaped: messages stay readable JSON.
+func TestErrorMessagesNotHTMLEscaped(t *testing.T) {
+	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(nil)}})
+	resp := h.Serve(context.Background(), post(toolCall("echo", "esc_1", `{"orderId":0}`)))
+	requireError(t, resp, http.StatusBadRequest, CodeInvalidInput)
+	assert.Contains(t, string(resp.Body), "must be >= 1")
+}
+
+// TestStaleMessage: the stale answer says how far and which way, exactly.
+func TestStaleMessage(t *testing.T) {
+	sig, err := ParseSignature("t=1000000,v1=" + hex64)
+	require.NoError(t, err)
+	now := time.UnixMilli(1000000 + 5*60*1000 + 1)
+	err = sig.CheckTime(now, DefaultTolerance)
+	require.ErrorIs(t, err, ErrStaleTimestamp)
+	assert.Contains(t, err.Error(), "t is 5m0.001s behind the server clock; at most 5m0s either way is accepted")
+	err = sig.CheckTime(time.UnixMilli(1000000-6*60*1000), DefaultTolerance)
+	assert.Contains(t, err.Error(), "6m0s ahead of the server clock")
+}
+
+// TestDiagnosticsCancelledByCaller: a caller that goes away is not told the
+// diagnostics timed out.
+func TestDiagnosticsCancelledByCaller(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	h, _ := newHandler(t, Config{Diagnostics: func(ctx context.Context) (any, error) {
+		<-release
+		return nil, errors.New("late")
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	msg := requireError(t, h.Serve(ctx, post(`{"op":"diagnostics"}`)), http.StatusOK, CodeExecutionFailed)
+	assert.Equal(t, "the request ended before diagnostics finished", msg)
+}
+
+const hex64 = "0000000000000000000000000000000000000000000000000000000000000000"
