@@ -11,11 +11,21 @@
 //     body, the tools registered with [protocol.NewTool], the manifest and
 //     diagnostics.
 //   - [Middleware] only verifies; your own handler reads the call with
-//     [CallFrom] and answers it with [Respond].
+//     [CallFrom] (and the visitor with [VisitorFrom]) and answers it with
+//     [Respond].
+//
+// Methods your router does not route are answered by the router: chi knows
+// the nine standard methods, and answers any other (PURGE, PROPFIND, …)
+// with its own empty 405 before the Handler sees it. chi.RegisterMethod
+// changes that for every router of the process, so this package leaves it
+// to you; Median only sends GET and POST.
 package chimedian
 
 import (
+	"bytes"
+	"io"
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -30,10 +40,15 @@ func New(h *protocol.Handler) http.Handler {
 }
 
 // Mount registers the Median endpoint at path on r, a chi.Router (the root
-// router, a Group or a Route), for every method. Use it when the Handler's
-// registered tools answer every call.
+// router, a Group or a Route), for every method. When path does not end in
+// "/", path+"/" is registered too, so that chi's 404 page never answers on
+// the Median path. Use it when the Handler's registered tools answer every
+// call.
 func Mount(r chi.Router, path string, h *protocol.Handler) {
 	r.Handle(path, h)
+	if !strings.HasSuffix(path, "/") {
+		r.Handle(path+"/", h)
+	}
 }
 
 // Middleware returns net/http middleware (chi's Use, With, or any router)
@@ -43,8 +58,9 @@ func Mount(r chi.Router, path string, h *protocol.Handler) {
 // a repeated toolCallId) is answered here and next does not run.
 //
 // The call is stored on the request's context.Context ([CallFrom],
-// [protocol.CallFromContext]). Answer every call that gets through: replay
-// protection holds its toolCallId until the answer is given.
+// [protocol.CallFromContext]), and the body it read is given back: next
+// reads r.Body as Median sent it. Answer every call that gets through:
+// replay protection holds its toolCallId until the answer is given.
 func Middleware(h *protocol.Handler) func(next http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -53,7 +69,9 @@ func Middleware(h *protocol.Handler) func(next http.Handler) http.Handler {
 				resp.WriteTo(w)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(protocol.ContextWithCall(r.Context(), call)))
+			r = r.WithContext(protocol.ContextWithCall(r.Context(), call))
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(call.Body)), int64(len(call.Body))
+			next.ServeHTTP(w, r)
 		})
 	}
 }
@@ -64,9 +82,21 @@ func CallFrom(r *http.Request) (*protocol.Call, bool) {
 	return protocol.CallFromContext(r.Context())
 }
 
+// VisitorFrom returns the visitor of the call that [Middleware] verified for
+// r, and false when the middleware did not run. Authorize on
+// [protocol.Visitor.ExternalID] only.
+func VisitorFrom(r *http.Request) (protocol.Visitor, bool) {
+	call, ok := CallFrom(r)
+	if !ok {
+		return protocol.Visitor{}, false
+	}
+	return call.Visitor, true
+}
+
 // Respond answers the call that [Middleware] verified: result as
 // {"result": …}, a [*protocol.Refusal] (as result or as err) as a refusal
-// result, or err as execution_failed. It must be called once per call; without
+// result, a [*protocol.Error] as that error (answer a tool you do not know
+// with [protocol.UnknownTool]), or any other err as execution_failed. It must be called once per call; without
 // the middleware it answers execution_failed saying so.
 func Respond(w http.ResponseWriter, r *http.Request, result any, err error) {
 	call, _ := CallFrom(r)

@@ -10,10 +10,20 @@
 //     body, the tools registered with [protocol.NewTool], the manifest and
 //     diagnostics.
 //   - [Middleware] only verifies; your own echo handler reads the call with
-//     [CallFrom] and answers it with [Respond].
+//     [CallFrom] (and the visitor with [VisitorFrom]) and answers it with
+//     [Respond].
+//
+// Methods your router does not route are answered by the router: [Mount]
+// registers echo's Any methods plus the short list in [ExtraMethods], so any
+// other method (a custom one) gets echo's own 405 JSON before the Handler
+// sees it. Median only sends GET and POST.
 package echomedian
 
 import (
+	"bytes"
+	"io"
+	"strings"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/median-go/median/protocol"
@@ -26,6 +36,7 @@ const callKey = "median.call"
 // satisfy it.
 type Router interface {
 	Any(path string, handler echo.HandlerFunc, middleware ...echo.MiddlewareFunc) []*echo.Route
+	Match(methods []string, path string, handler echo.HandlerFunc, middleware ...echo.MiddlewareFunc) []*echo.Route
 }
 
 // New returns an echo handler that answers the Median endpoint with h. It
@@ -39,11 +50,31 @@ func New(h *protocol.Handler) echo.HandlerFunc {
 	}
 }
 
+// ExtraMethods are the methods [Mount] registers beyond echo's Any
+// (CONNECT, DELETE, GET, HEAD, OPTIONS, PATCH, POST, PROPFIND, PUT, TRACE,
+// REPORT), so that they too get the contract's 405 answer instead of echo's
+// 405 page: the other WebDAV methods, PURGE (caches) and QUERY.
+var ExtraMethods = []string{"PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "PURGE", "QUERY"}
+
 // Mount registers the Median endpoint at path on r, an *echo.Echo or an
-// *echo.Group, for every method echo routes. Use it when the Handler's
-// registered tools answer every call.
+// *echo.Group, for every method of echo's Any and [ExtraMethods]. When path
+// does not end in "/", path+"/" is registered too, so that echo's 404 page
+// (or a trailing-slash middleware) never answers on the Median path. Use it
+// when the Handler's registered tools answer every call.
 func Mount(r Router, path string, h *protocol.Handler) {
-	r.Any(path, New(h))
+	handler := New(h)
+	for _, p := range paths(path) {
+		r.Any(p, handler)
+		r.Match(ExtraMethods, p, handler)
+	}
+}
+
+// paths returns path and, when it does not end in "/", path+"/".
+func paths(path string) []string {
+	if strings.HasSuffix(path, "/") {
+		return []string{path}
+	}
+	return []string{path, path + "/"}
 }
 
 // Middleware returns echo middleware that verifies Median's requests with h
@@ -53,8 +84,10 @@ func Mount(r Router, path string, h *protocol.Handler) {
 // here and the next handler does not run.
 //
 // The call is stored on the echo context ([CallFrom]) and on the request's
-// context.Context ([protocol.CallFromContext]). Answer every call that gets
-// through: replay protection holds its toolCallId until the answer is given.
+// context.Context ([protocol.CallFromContext]), and the body it read is given
+// back: the next handler reads c.Request().Body (or binds it) as Median sent
+// it. Answer every call that gets through: replay protection holds its
+// toolCallId until the answer is given.
 func Middleware(h *protocol.Handler) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -65,7 +98,9 @@ func Middleware(h *protocol.Handler) echo.MiddlewareFunc {
 				return nil
 			}
 			c.Set(callKey, call)
-			c.SetRequest(c.Request().WithContext(protocol.ContextWithCall(ctx, call)))
+			r := c.Request().WithContext(protocol.ContextWithCall(ctx, call))
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(call.Body)), int64(len(call.Body))
+			c.SetRequest(r)
 			return next(c)
 		}
 	}
@@ -80,9 +115,21 @@ func CallFrom(c echo.Context) (*protocol.Call, bool) {
 	return protocol.CallFromContext(c.Request().Context())
 }
 
+// VisitorFrom returns the visitor of the call that [Middleware] verified,
+// and false when the middleware did not run. Authorize on
+// [protocol.Visitor.ExternalID] only.
+func VisitorFrom(c echo.Context) (protocol.Visitor, bool) {
+	call, ok := CallFrom(c)
+	if !ok {
+		return protocol.Visitor{}, false
+	}
+	return call.Visitor, true
+}
+
 // Respond answers the call that [Middleware] verified: result as
 // {"result": …}, a [*protocol.Refusal] (as result or as err) as a refusal
-// result, or err as execution_failed. It must be called once per call; without
+// result, a [*protocol.Error] as that error (answer a tool you do not know
+// with [protocol.UnknownTool]), or any other err as execution_failed. It must be called once per call; without
 // the middleware it answers execution_failed saying so. It returns nil, so a
 // handler can end with return echomedian.Respond(c, out, err).
 func Respond(c echo.Context, result any, err error) error {

@@ -10,7 +10,18 @@
 //     body, the tools registered with [protocol.NewTool], the manifest and
 //     diagnostics.
 //   - [Middleware] only verifies; your own fiber handler reads the call with
-//     [CallFrom] and answers it with [Respond].
+//     [CallFrom] (and the visitor with [VisitorFrom]) and answers it with
+//     [Respond].
+//
+// Methods your router does not route are answered by the router: fiber
+// refuses a method missing from fiber.Config.RequestMethods (default: the
+// nine standard ones) with its own 400 "Invalid http method" before any
+// route runs. To have the Handler answer, say, PURGE with the contract's
+// 405, list it there:
+//
+//	fiber.New(fiber.Config{RequestMethods: append(slices.Clone(fiber.DefaultMethods), "PURGE")})
+//
+// Median only sends GET and POST.
 //
 // Body size: fasthttp reads the whole body before any handler runs, up to
 // fiber.Config.BodyLimit (default 4 MiB), and answers a larger one 413 with
@@ -19,9 +30,10 @@
 // answers every oversized body. With fiber.Config.StreamRequestBody the body
 // is streamed to the core, which stops reading at MaxBodyBytes.
 //
-// fasthttp reuses its buffers after a handler returns. The core copies
-// everything a [protocol.Call] keeps, so a call stays valid after the
-// request; the answer is copied into fasthttp's response.
+// fasthttp reuses its buffers after a handler returns. The core reads the
+// body into its own buffer (after the header checks, never past its limit),
+// so a [protocol.Call] and everything in it stay valid after the request;
+// the answer is copied into fasthttp's response.
 package fibermedian
 
 import (
@@ -45,16 +57,25 @@ type callKey struct{}
 // and POST get the contract's 405 answer; [Mount] does that for you.
 func New(h *protocol.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		write(c, h.Serve(c.UserContext(), request(c)))
+		req, stream := request(c)
+		write(c, h.Serve(c.UserContext(), req))
+		stream.closeIfUnread(c)
 		return nil
 	}
 }
 
 // Mount registers the Median endpoint at path on r, a *fiber.App or a group,
-// for every method fiber routes. Use it when the Handler's registered tools
-// answer every call.
+// for every method fiber routes (fiber.Config.RequestMethods). When path
+// does not end in "/", path+"/" is registered too, so that the Median path
+// is answered by the Handler with or without a trailing slash, under strict
+// routing as well. Use it when the Handler's registered tools answer every
+// call.
 func Mount(r fiber.Router, path string, h *protocol.Handler) {
-	r.All(path, New(h))
+	handler := New(h)
+	r.All(path, handler)
+	if !strings.HasSuffix(path, "/") {
+		r.All(path+"/", handler)
+	}
 }
 
 // Middleware returns fiber middleware that verifies Median's requests with h
@@ -64,16 +85,23 @@ func Mount(r fiber.Router, path string, h *protocol.Handler) {
 // here and the next handler does not run.
 //
 // The call is stored in the fiber context's Locals ([CallFrom]) and on its
-// user context ([protocol.CallFromContext] on c.UserContext()). Answer every
+// user context ([protocol.CallFromContext] on c.UserContext()), and the body
+// stays readable: c.Body() in the next handler returns it as Median sent it,
+// streamed bodies (fiber.Config.StreamRequestBody) included. Answer every
 // call that gets through: replay protection holds its toolCallId until the
 // answer is given.
 func Middleware(h *protocol.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		ctx := c.UserContext()
-		call, resp, ok := h.Verify(ctx, request(c))
+		req, stream := request(c)
+		call, resp, ok := h.Verify(ctx, req)
 		if !ok {
 			write(c, resp)
+			stream.closeIfUnread(c)
 			return nil
+		}
+		if stream != nil { // the core has read the stream: give the bytes back
+			c.Request().SetBody(call.Body)
 		}
 		c.Locals(callKey{}, call)
 		c.SetUserContext(protocol.ContextWithCall(ctx, call))
@@ -90,9 +118,21 @@ func CallFrom(c *fiber.Ctx) (*protocol.Call, bool) {
 	return protocol.CallFromContext(c.UserContext())
 }
 
+// VisitorFrom returns the visitor of the call that [Middleware] verified,
+// and false when the middleware did not run. Authorize on
+// [protocol.Visitor.ExternalID] only.
+func VisitorFrom(c *fiber.Ctx) (protocol.Visitor, bool) {
+	call, ok := CallFrom(c)
+	if !ok {
+		return protocol.Visitor{}, false
+	}
+	return call.Visitor, true
+}
+
 // Respond answers the call that [Middleware] verified: result as
 // {"result": …}, a [*protocol.Refusal] (as result or as err) as a refusal
-// result, or err as execution_failed. It must be called once per call; without
+// result, a [*protocol.Error] as that error (answer a tool you do not know
+// with [protocol.UnknownTool]), or any other err as execution_failed. It must be called once per call; without
 // the middleware it answers execution_failed saying so. It returns nil, so a
 // handler can end with return fibermedian.Respond(c, out, err).
 func Respond(c *fiber.Ctx, result any, err error) error {
@@ -103,24 +143,54 @@ func Respond(c *fiber.Ctx, result any, err error) error {
 
 // request builds the core's view of a fiber request. The raw body is passed
 // as fasthttp holds it (never decoded: the signature covers the bytes as
-// sent); a streamed body is left unread for the core to read up to its limit.
-func request(c *fiber.Ctx) protocol.Request {
+// sent), as a reader: the core copies it into its own buffer only after the
+// header checks, so nothing the core keeps (the Call's Body and RawInput)
+// aliases fasthttp's buffers, which are reused once the handler returns. A
+// streamed body is left unread for the core to read up to its limit; stream
+// is nil unless the body is streamed.
+func request(c *fiber.Ctx) (r protocol.Request, stream *streamedBody) {
 	req := c.Request()
-	r := protocol.Request{
+	r = protocol.Request{
 		Method:        method(c.Method()),
 		Signature:     string(req.Header.Peek(protocol.SignatureHeader)),
 		ContentLength: -1,
 	}
 	if req.IsBodyStream() {
-		r.Body = req.BodyStream()
+		stream = &streamedBody{r: req.BodyStream()}
+		r.Body = stream
 		if n := req.Header.ContentLength(); n >= 0 {
 			r.ContentLength = int64(n)
 		}
-		return r
+		return r, stream
 	}
-	r.BodyBytes = req.Body()
-	r.ContentLength = int64(len(r.BodyBytes))
-	return r
+	body := req.Body()
+	r.Body, r.ContentLength = bytes.NewReader(body), int64(len(body))
+	return r, nil
+}
+
+// streamedBody is a streamed request body (fiber.Config.StreamRequestBody)
+// that remembers whether it was read to the end.
+type streamedBody struct {
+	r   io.Reader
+	eof bool
+}
+
+func (s *streamedBody) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err == io.EOF {
+		s.eof = true
+	}
+	return n, err
+}
+
+// closeIfUnread closes the connection after the answer when the core left
+// part of a streamed body unread (a refusal before the body, a body over
+// the limit): fasthttp would otherwise parse the rest as the next request
+// on the connection and answer it with its own 400.
+func (s *streamedBody) closeIfUnread(c *fiber.Ctx) {
+	if s != nil && !s.eof {
+		c.Context().SetConnectionClose()
+	}
 }
 
 // method returns the request method as a string that does not alias
@@ -146,8 +216,12 @@ func method(m string) string {
 	return strings.Clone(m)
 }
 
-// write copies resp into fasthttp's response.
+// write copies resp into fasthttp's response. The zero Response (a second
+// Respond for one call) writes nothing, so the first answer stands.
 func write(c *fiber.Ctx, resp protocol.Response) {
+	if resp.Status == 0 {
+		return
+	}
 	res := c.Response()
 	res.SetStatusCode(resp.Status)
 	res.Header.SetContentType(protocol.ContentType)

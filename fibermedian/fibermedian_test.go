@@ -1,12 +1,18 @@
 package fibermedian_test
 
 import (
+	"bufio"
+	"bytes"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/assert"
@@ -29,6 +35,13 @@ func TestConformance(t *testing.T) {
 // request bodies, where the core reads the body itself up to its limit.
 func TestConformanceStreamingBody(t *testing.T) {
 	adaptertest.Run(t, adaptertest.FiberWith(fiber.Config{StreamRequestBody: true}))
+}
+
+// TestConformanceRequestMethods runs the shared cases on apps that accept
+// PURGE and PROPFIND (fiber.Config.RequestMethods): Mount answers them with
+// the contract's 405.
+func TestConformanceRequestMethods(t *testing.T) {
+	adaptertest.Run(t, adaptertest.FiberWith(fiber.Config{RequestMethods: append(slices.Clone(fiber.DefaultMethods), "PURGE", "PROPFIND")}))
 }
 
 // TestValuesOutliveTheRequest checks that nothing the adapter hands out
@@ -113,4 +126,115 @@ func TestDo(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, res.Body.Close())
 	assert.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode)
+}
+
+// TestKeptCallsUnderConcurrency keeps every call (and its Body and
+// RawInput) past its handler while 64 concurrent requests over a real
+// listener make fasthttp reuse its request buffers, then checks each one
+// against what was sent. It fails if anything the core keeps aliases
+// fasthttp's buffers.
+func TestKeptCallsUnderConcurrency(t *testing.T) {
+	const n = 64
+	h, _ := adaptertest.NewHandler()
+	kept := make(chan *protocol.Call, n)
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Post(adaptertest.Path, fibermedian.Middleware(h), func(c *fiber.Ctx) error {
+		call, ok := fibermedian.CallFrom(c)
+		if !ok {
+			return fibermedian.Respond(c, nil, nil)
+		}
+		kept <- call // read only after every handler has returned
+		return fibermedian.Respond(c, "ok", nil)
+	})
+	c := adaptertest.Start(t, adaptertest.ServeFiber(app))
+
+	bodies := make(map[string][]byte, n) // by toolCallId
+	inputs := make(map[string]string, n)
+	for i := range n {
+		id := fmt.Sprintf("call_%03d_%s", i, strings.Repeat(string(rune('a'+i%26)), i))
+		inputs[id] = fmt.Sprintf(`{"text":%q,"i":%d}`, strings.Repeat(string(rune('A'+i%26)), 10+i), i)
+		bodies[id] = adaptertest.ToolCall(adaptertest.ToolCustom, id, inputs[id])
+	}
+	var wg sync.WaitGroup
+	statuses := make(chan int, n)
+	for _, body := range bodies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses <- c.Do(t, adaptertest.Signed(http.MethodPost, body)).Status
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	for s := range statuses {
+		require.Equal(t, http.StatusOK, s)
+	}
+	// More requests on the same connections (refused unsigned, so they never
+	// reach the handler), so the buffers are overwritten once more before
+	// the kept calls are read.
+	for i := range 8 {
+		got := c.Do(t, adaptertest.Unsigned(http.MethodPost, adaptertest.ToolCall(adaptertest.ToolCustom, fmt.Sprintf("later_%d", i), `{"zzzzzzzzzzzzzzzzzzzz":"zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"}`)))
+		require.Equal(t, http.StatusUnauthorized, got.Status)
+	}
+	close(kept)
+
+	seen := 0
+	for call := range kept {
+		seen++
+		body, ok := bodies[call.ToolCallID]
+		require.True(t, ok, "a kept call has an id that was never sent: %q", call.ToolCallID)
+		assert.Equal(t, adaptertest.ToolCustom, call.Tool)
+		assert.Equal(t, string(body), string(call.Body), "Body of %s", call.ToolCallID)
+		assert.Equal(t, inputs[call.ToolCallID], string(call.RawInput), "RawInput of %s", call.ToolCallID)
+		assert.Equal(t, "conv_42", call.ConversationID)
+		id, _ := call.Visitor.ExternalID()
+		assert.Equal(t, "user_7", id)
+		delete(bodies, call.ToolCallID)
+	}
+	assert.Equal(t, n, seen, "every call reached the handler once")
+}
+
+// TestStreamedBodyLeftUnreadClosesTheConnection checks that when the core
+// answers before reading a streamed body to its end, the connection is
+// closed after the answer: fasthttp would otherwise read the rest of the
+// body as the next request and answer it with its own 400 page.
+func TestStreamedBodyLeftUnreadClosesTheConnection(t *testing.T) {
+	h, _ := adaptertest.NewHandler()
+	app := fiber.New(fiber.Config{DisableStartupMessage: true, StreamRequestBody: true})
+	fibermedian.Mount(app, adaptertest.Path, h)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(adaptertest.ServeFiber(app)(ln))
+
+	over := adaptertest.Padded(adaptertest.ToolCall(adaptertest.ToolEcho, "call_over", `{"text":"o"}`), adaptertest.MaxBodyBytes+100)
+	ok := adaptertest.ToolCall(adaptertest.ToolEcho, "call_ok", `{"text":"o"}`)
+	key := protocol.MustParseKey(adaptertest.Key)
+	for _, tc := range []struct {
+		name   string
+		body   []byte
+		sig    string
+		status int
+		close  bool
+	}{
+		{"body over the limit", over, key.Sign(adaptertest.Now, over), http.StatusRequestEntityTooLarge, true},
+		{"stale signature, body never read", over, key.Sign(adaptertest.Now.Add(-time.Hour), over), http.StatusUnauthorized, true},
+		{"body read to the end", ok, key.Sign(adaptertest.Now, ok), http.StatusOK, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", ln.Addr().String())
+			require.NoError(t, err)
+			defer conn.Close()
+			req, err := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+adaptertest.Path, io.MultiReader(bytes.NewReader(tc.body)))
+			require.NoError(t, err)
+			req.ContentLength = -1 // chunked
+			req.Header.Set(protocol.SignatureHeader, tc.sig)
+			require.NoError(t, req.Write(conn))
+			res, err := http.ReadResponse(bufio.NewReader(conn), req)
+			require.NoError(t, err)
+			defer res.Body.Close()
+			assert.Equal(t, tc.status, res.StatusCode)
+			assert.Equal(t, protocol.ContentType, res.Header.Get("Content-Type"))
+			assert.Equal(t, tc.close, res.Close, "Connection: close on the answer")
+		})
+	}
 }

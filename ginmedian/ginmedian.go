@@ -10,10 +10,20 @@
 //     body, the tools registered with [protocol.NewTool], the manifest and
 //     diagnostics.
 //   - [Middleware] only verifies; your own gin handler reads the call with
-//     [CallFrom] and answers it with [Respond].
+//     [CallFrom] (and the visitor with [VisitorFrom]) and answers it with
+//     [Respond].
+//
+// Methods your router does not route are answered by the router: [Mount]
+// registers gin's Any methods plus the short list in [ExtraMethods], so any
+// other method (a custom one) gets gin's own 404 text before the Handler
+// sees it. Median only sends GET and POST.
 package ginmedian
 
 import (
+	"bytes"
+	"io"
+	"strings"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/median-go/median/protocol"
@@ -31,11 +41,33 @@ func New(h *protocol.Handler) gin.HandlerFunc {
 	}
 }
 
+// ExtraMethods are the methods [Mount] registers beyond gin's Any (GET,
+// POST, PUT, PATCH, HEAD, OPTIONS, DELETE, CONNECT, TRACE), so that they too
+// get the contract's 405 answer instead of gin's 404 page: the WebDAV
+// methods, PURGE (caches) and QUERY.
+var ExtraMethods = []string{"PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "REPORT", "PURGE", "QUERY"}
+
 // Mount registers the Median endpoint at path on r, a *gin.Engine or a
-// *gin.RouterGroup, for every method gin routes. Use it when the Handler's
-// registered tools answer every call.
+// *gin.RouterGroup, for every method of gin's Any and [ExtraMethods]. When
+// path does not end in "/", path+"/" is registered too, so that gin's
+// trailing-slash redirect never answers on the Median path. Use it when the
+// Handler's registered tools answer every call.
 func Mount(r gin.IRoutes, path string, h *protocol.Handler) {
-	r.Any(path, New(h))
+	handler := New(h)
+	for _, p := range paths(path) {
+		r.Any(p, handler)
+		for _, m := range ExtraMethods {
+			r.Handle(m, p, handler)
+		}
+	}
+}
+
+// paths returns path and, when it does not end in "/", path+"/".
+func paths(path string) []string {
+	if strings.HasSuffix(path, "/") {
+		return []string{path}
+	}
+	return []string{path, path + "/"}
 }
 
 // Middleware returns gin middleware that verifies Median's requests with h
@@ -45,8 +77,10 @@ func Mount(r gin.IRoutes, path string, h *protocol.Handler) {
 // here and the chain is aborted.
 //
 // The call is stored on the gin context ([CallFrom]) and on the request's
-// context.Context ([protocol.CallFromContext]). Answer every call that gets
-// through: replay protection holds its toolCallId until the answer is given.
+// context.Context ([protocol.CallFromContext]), and the body it read is given
+// back: the next handler reads c.Request.Body as Median sent it. Answer every
+// call that gets through: replay protection holds its toolCallId until the
+// answer is given.
 func Middleware(h *protocol.Handler) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ctx := c.Request.Context()
@@ -57,7 +91,9 @@ func Middleware(h *protocol.Handler) gin.HandlerFunc {
 			return
 		}
 		c.Set(callKey, call)
-		c.Request = c.Request.WithContext(protocol.ContextWithCall(ctx, call))
+		r := c.Request.WithContext(protocol.ContextWithCall(ctx, call))
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(call.Body)), int64(len(call.Body))
+		c.Request = r
 		c.Next()
 	}
 }
@@ -73,9 +109,21 @@ func CallFrom(c *gin.Context) (*protocol.Call, bool) {
 	return protocol.CallFromContext(c.Request.Context())
 }
 
+// VisitorFrom returns the visitor of the call that [Middleware] verified,
+// and false when the middleware did not run. Authorize on
+// [protocol.Visitor.ExternalID] only.
+func VisitorFrom(c *gin.Context) (protocol.Visitor, bool) {
+	call, ok := CallFrom(c)
+	if !ok {
+		return protocol.Visitor{}, false
+	}
+	return call.Visitor, true
+}
+
 // Respond answers the call that [Middleware] verified: result as
 // {"result": …}, a [*protocol.Refusal] (as result or as err) as a refusal
-// result, or err as execution_failed. It must be called once per call; without
+// result, a [*protocol.Error] as that error (answer a tool you do not know
+// with [protocol.UnknownTool]), or any other err as execution_failed. It must be called once per call; without
 // the middleware it answers execution_failed saying so.
 func Respond(c *gin.Context, result any, err error) {
 	call, _ := CallFrom(c)

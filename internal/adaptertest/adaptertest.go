@@ -27,11 +27,20 @@ import (
 // exercised too.
 const Path = "/api/median"
 
-// Answer is what the handler behind an adapter's middleware does with the
-// call: it gets the call the adapter's CallFrom returned and the one
-// protocol.CallFromContext found on the request's context.Context (nil when
-// absent), and returns what the adapter's Respond answers.
-type Answer func(fromFramework, fromContext *protocol.Call) (any, error)
+// Seen is what the handler behind an adapter's middleware found on its
+// request.
+type Seen struct {
+	Call        *protocol.Call   // the adapter's CallFrom; nil when it found none
+	ContextCall *protocol.Call   // protocol.CallFromContext on the request's context.Context
+	Visitor     protocol.Visitor // the adapter's VisitorFrom
+	VisitorOK   bool
+	Body        []byte // the whole request body, as the handler read it
+	BodyErr     error  // the error reading it, if any
+}
+
+// Answer is what the handler behind an adapter's middleware does with what
+// it found on the request; it returns what the adapter's Respond answers.
+type Answer func(Seen) (any, error)
 
 // Starter serves an app on ln and returns a function that stops it and
 // waits until it has stopped.
@@ -49,6 +58,11 @@ type Adapter struct {
 	// Bare serves a handler at Path that calls answer and the adapter's
 	// Respond with no middleware in front of it.
 	Bare func(answer Answer) Starter
+	// ExtraMethods are the methods beyond the nine standard ones (GET, HEAD,
+	// POST, PUT, PATCH, DELETE, CONNECT, OPTIONS, TRACE) that reach the
+	// Handler through Endpoint and get the contract's 405. Any other method
+	// is answered by the framework itself, as each adapter documents.
+	ExtraMethods []string
 }
 
 // ServeHTTP returns a Starter that serves handler with net/http.
@@ -106,6 +120,9 @@ func (c *Client) Do(t testing.TB, r Request) Reply {
 		}
 	}
 	path := Path
+	if r.Path != "" {
+		path = r.Path
+	}
 	if r.Query != "" {
 		path += "?" + r.Query
 	}

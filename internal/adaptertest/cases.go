@@ -89,6 +89,13 @@ func EndpointCases() []Case {
 		{"unknown op", Signed(http.MethodPost, []byte(`{"op":"restart"}`)), refused(http.StatusBadRequest, protocol.CodeUnknownOp)},
 		{"unknown tool", Signed(http.MethodPost, ToolCall("nope", "call_nope", `{}`)), refused(http.StatusNotFound, protocol.CodeUnknownTool)},
 		{"input does not fit the schema", Signed(http.MethodPost, ToolCall(ToolEcho, "call_bad", `{"text":7}`)), Want{Status: http.StatusBadRequest, Code: protocol.CodeInvalidInput, Message: "text"}},
+
+		// Mount registers Path+"/" too: no trailing-slash redirect and no
+		// framework 404 page answers there.
+		{"trailing slash: POST runs the tool", slash(Signed(http.MethodPost, ToolCall(ToolEcho, "call_slash_post", `{"text":"s"}`))), result(EchoOut{Text: "s", Visitor: "user_7"})},
+		{"trailing slash: GET lists the tools", slash(Signed(http.MethodGet, nil)), Want{Status: http.StatusOK, Tools: []string{ToolEcho, ToolFail, ToolPanic, ToolRefuse}}},
+		{"trailing slash: unsigned GET", slash(Unsigned(http.MethodGet, nil)), refused(http.StatusUnauthorized, protocol.CodeMissingSignature)},
+		{"trailing slash: PUT is not allowed", slash(Signed(http.MethodPut, echo)), notAllowed},
 	}
 }
 
@@ -97,11 +104,19 @@ func EndpointCases() []Case {
 // kit's Answer ran), everything else is answered by the middleware.
 func MiddlewareCases() []MiddlewareCase {
 	ok := func(v any) Want { return Want{Status: http.StatusOK, Result: v} }
+	// Bodies a JSON re-encoding would change: spacing, key order, escapes,
+	// a number beyond float64.
+	signedBody := []byte(`{ "toolCallId" : "mw_body", "tool":"custom_body", "input": {"n": 12345678901234567890, "s":"\u00e9"},
+	  "context": {"conversationId":"c","risk":"low","visitor":{"verified":false}} }`)
+	chunkedBody := Padded(ToolCall(ToolCustomBody, "mw_body_chunked", `{"pad":"`+strings.Repeat("x", 1000)+`"}`), 2000)
 	return []MiddlewareCase{
 		{Case{"registered tool reaches the handler", Signed(http.MethodPost, ToolCall(ToolEcho, "mw_echo", `{"text":"hi"}`)), ok(Handled{Tool: ToolEcho, Input: json.RawMessage(`{"text":"hi"}`), Visitor: "user_7"})}, 1},
 		{Case{"unregistered tool reaches the handler", Signed(http.MethodPost, ToolCall(ToolCustom, "mw_custom", `{"n":12345678901234567890}`)), ok(Handled{Tool: ToolCustom, Input: json.RawMessage(`{"n":12345678901234567890}`), Visitor: "user_7"})}, 1},
 		{Case{"handler error is execution_failed", Signed(http.MethodPost, ToolCall(ToolCustomFail, "mw_fail", `{}`)), Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: ErrFail.Error()}}, 1},
 		{Case{"handler refusal is a result", Signed(http.MethodPost, ToolCall(ToolCustomRefuse, "mw_refuse", `{}`)), ok(Refusal)}, 1},
+		{Case{"handler reads the signed body", Signed(http.MethodPost, signedBody), ok(BodySeen{Body: string(signedBody)})}, 1},
+		{Case{"handler reads a chunked signed body", chunked(Signed(http.MethodPost, chunkedBody)), ok(BodySeen{Body: string(chunkedBody)})}, 1},
+		{Case{"tool the handler does not know is unknown_tool", Signed(http.MethodPost, ToolCall("not_known_here", "mw_unknown", `{}`)), Want{Status: http.StatusNotFound, Code: protocol.CodeUnknownTool, Message: "not_known_here"}}, 1},
 		{Case{"invalid input never reaches the handler", Signed(http.MethodPost, ToolCall(ToolEcho, "mw_bad", `{"text":false}`)), Want{Status: http.StatusBadRequest, Code: protocol.CodeInvalidInput}}, 0},
 		{Case{"unsigned call never reaches the handler", Unsigned(http.MethodPost, ToolCall(ToolCustom, "mw_unsigned", `{}`)), Want{Status: http.StatusUnauthorized, Code: protocol.CodeMissingSignature}}, 0},
 		{Case{"GET manifest is answered by the middleware", Signed(http.MethodGet, nil), Want{Status: http.StatusOK, Tools: []string{ToolEcho, ToolFail, ToolPanic, ToolRefuse}}}, 0},
@@ -122,7 +137,14 @@ const (
 	ToolCustom       = "custom"        // answered with Handled
 	ToolCustomFail   = "custom_fail"   // answered with ErrFail
 	ToolCustomRefuse = "custom_refuse" // answered with Refusal
+	ToolCustomBody   = "custom_body"   // answered with BodySeen
 )
+
+// BodySeen is the result the kit's middleware handler answers for
+// ToolCustomBody: the body it read after the middleware.
+type BodySeen struct {
+	Body string `json:"body"`
+}
 
 // Handled is the result the kit's middleware handler answers.
 type Handled struct {
@@ -183,6 +205,8 @@ func Check(t testing.TB, want Want, got Reply) {
 func withQuery(r Request, q string) Request { r.Query = q; return r }
 
 func chunked(r Request) Request { r.Chunked = true; return r }
+
+func slash(r Request) Request { r.Path = Path + "/"; return r }
 
 // secondsHeader signs body the right way but sends t in seconds, the
 // mistake other webhook libraries' users make: Now in seconds read as

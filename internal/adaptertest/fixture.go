@@ -99,6 +99,7 @@ func NewHandler(options ...func(*protocol.Config)) (*protocol.Handler, *Runs) {
 // Request is one request a case sends to Path.
 type Request struct {
 	Method    string
+	Path      string  // "" for Path
 	Query     string  // without "?"
 	Signature *string // nil: no median-signature header
 	Body      []byte

@@ -1,8 +1,11 @@
 package adaptertest
 
 import (
+	"bytes"
+	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -25,13 +28,15 @@ var group, route = Path[:strings.LastIndex(Path, "/")], Path[strings.LastIndex(P
 // with NetHTTP.
 func All() []Adapter { return []Adapter{Gin, Echo, Chi, Fiber} }
 
-// NetHTTP is the reference: protocol.Handler on a net/http ServeMux, and
-// chimedian's net/http middleware in front of a plain handler.
+// NetHTTP is the reference: protocol.Handler on a net/http ServeMux (at Path
+// and Path+"/", as the adapters' Mount registers), and chimedian's net/http
+// middleware in front of a plain handler.
 var NetHTTP = Adapter{
 	Name: "net/http",
 	Endpoint: func(h *protocol.Handler) Starter {
 		mux := http.NewServeMux()
 		mux.Handle(Path, h)
+		mux.Handle(Path+"/", h)
 		return ServeHTTP(mux)
 	},
 	Middleware: func(h *protocol.Handler, answer Answer) Starter {
@@ -44,13 +49,18 @@ var NetHTTP = Adapter{
 		mux.Handle(Path, netHTTPAnswer(answer))
 		return ServeHTTP(mux)
 	},
+	// A ServeMux pattern without a method matches every method.
+	ExtraMethods: []string{"PROPFIND", "PURGE", "QUERY", "MKCOL"},
 }
 
 func netHTTPAnswer(answer Answer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		call, _ := chimedian.CallFrom(r)
-		ctxCall, _ := protocol.CallFromContext(r.Context())
-		result, err := answer(call, ctxCall)
+		s := Seen{}
+		s.Call, _ = chimedian.CallFrom(r)
+		s.ContextCall, _ = protocol.CallFromContext(r.Context())
+		s.Visitor, s.VisitorOK = chimedian.VisitorFrom(r)
+		s.Body, s.BodyErr = io.ReadAll(r.Body)
+		result, err := answer(s)
 		chimedian.Respond(w, r, result, err)
 	})
 }
@@ -97,13 +107,17 @@ var Gin = Adapter{
 		r.Any(Path, ginAnswer(answer))
 		return ServeHTTP(r)
 	},
+	ExtraMethods: ginmedian.ExtraMethods,
 }
 
 func ginAnswer(answer Answer) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		call, _ := ginmedian.CallFrom(c)
-		ctxCall, _ := protocol.CallFromContext(c.Request.Context())
-		result, err := answer(call, ctxCall)
+		s := Seen{}
+		s.Call, _ = ginmedian.CallFrom(c)
+		s.ContextCall, _ = protocol.CallFromContext(c.Request.Context())
+		s.Visitor, s.VisitorOK = ginmedian.VisitorFrom(c)
+		s.Body, s.BodyErr = io.ReadAll(c.Request.Body)
+		result, err := answer(s)
 		ginmedian.Respond(c, result, err)
 	}
 }
@@ -126,13 +140,18 @@ var Echo = Adapter{
 		e.Any(Path, echoAnswer(answer))
 		return ServeHTTP(e)
 	},
+	// echo's Any has PROPFIND and REPORT; Mount adds echomedian.ExtraMethods.
+	ExtraMethods: append([]string{echo.PROPFIND, echo.REPORT}, echomedian.ExtraMethods...),
 }
 
 func echoAnswer(answer Answer) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		call, _ := echomedian.CallFrom(c)
-		ctxCall, _ := protocol.CallFromContext(c.Request().Context())
-		result, err := answer(call, ctxCall)
+		s := Seen{}
+		s.Call, _ = echomedian.CallFrom(c)
+		s.ContextCall, _ = protocol.CallFromContext(c.Request().Context())
+		s.Visitor, s.VisitorOK = echomedian.VisitorFrom(c)
+		s.Body, s.BodyErr = io.ReadAll(c.Request().Body)
+		result, err := answer(s)
 		return echomedian.Respond(c, result, err)
 	}
 }
@@ -142,11 +161,19 @@ func echoAnswer(answer Answer) echo.HandlerFunc {
 var Fiber = FiberWith(fiber.Config{})
 
 // FiberWith is Fiber on apps built with cfg (its startup message always
-// off), to run the kit under other settings such as StreamRequestBody.
+// off), to run the kit under other settings such as StreamRequestBody or
+// RequestMethods (whose extra methods then reach the Handler).
 func FiberWith(cfg fiber.Config) Adapter {
 	cfg.DisableStartupMessage = true
+	var extra []string
+	for _, m := range cfg.RequestMethods {
+		if !slices.Contains(fiber.DefaultMethods, m) {
+			extra = append(extra, m)
+		}
+	}
 	return Adapter{
-		Name: "fiber",
+		Name:         "fiber",
+		ExtraMethods: extra,
 		Endpoint: func(h *protocol.Handler) Starter {
 			app := fiber.New(cfg)
 			fibermedian.Mount(app.Group(group), route, h)
@@ -167,9 +194,12 @@ func FiberWith(cfg fiber.Config) Adapter {
 
 func fiberAnswer(answer Answer) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		call, _ := fibermedian.CallFrom(c)
-		ctxCall, _ := protocol.CallFromContext(c.UserContext())
-		result, err := answer(call, ctxCall)
+		s := Seen{}
+		s.Call, _ = fibermedian.CallFrom(c)
+		s.ContextCall, _ = protocol.CallFromContext(c.UserContext())
+		s.Visitor, s.VisitorOK = fibermedian.VisitorFrom(c)
+		s.Body = bytes.Clone(c.Body()) // fasthttp reuses it after the handler
+		result, err := answer(s)
 		return fibermedian.Respond(c, result, err)
 	}
 }
@@ -184,6 +214,9 @@ func ServeFiber(app *fiber.App) Starter {
 		}()
 		return func() {
 			_ = app.Shutdown()
+			// Shutdown misses a listener fasthttp has not started serving
+			// yet (an app stopped before any request): closing it ends Serve.
+			_ = ln.Close()
 			<-done
 		}
 	}

@@ -1,12 +1,15 @@
 package adaptertest
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,8 +18,9 @@ import (
 )
 
 // Run runs every case of the kit against a: each EndpointCases case through
-// its Mount, replay protection, each MiddlewareCases case through its
-// Middleware, CallFrom and Respond, and Respond without the middleware.
+// its Mount, the trailing-slash path and a's ExtraMethods, replay
+// protection, each MiddlewareCases case through its Middleware, CallFrom,
+// VisitorFrom and Respond, and Respond without the middleware.
 func Run(t *testing.T, a Adapter) {
 	t.Run("endpoint", func(t *testing.T) {
 		h, _ := NewHandler()
@@ -26,6 +30,30 @@ func Run(t *testing.T, a Adapter) {
 				Check(t, tc.Want, c.Do(t, tc.Request))
 			})
 		}
+	})
+
+	t.Run("endpoint extra methods", func(t *testing.T) {
+		h, _ := NewHandler()
+		c := Start(t, a.Endpoint(h))
+		for _, m := range a.ExtraMethods {
+			for _, path := range []string{Path, Path + "/"} {
+				req := Signed(m, nil)
+				req.Path = path
+				Check(t, Want{Status: http.StatusMethodNotAllowed, Code: protocol.CodeMethodNotAllowed, Allow: protocol.AllowHeader}, c.Do(t, req))
+			}
+		}
+	})
+
+	t.Run("endpoint trailing slash answers like the path", func(t *testing.T) {
+		h, runs := NewHandler(func(cfg *protocol.Config) { cfg.DisableReplayProtection = true })
+		c := Start(t, a.Endpoint(h))
+		req := Signed(http.MethodPost, ToolCall(ToolEcho, "call_slash", `{"text":"slash"}`))
+		plain := c.Do(t, req)
+		req.Path = Path + "/"
+		slash := c.Do(t, req)
+		Check(t, Want{Status: http.StatusOK, Result: EchoOut{Text: "slash", Visitor: "user_7"}}, plain)
+		assert.Equal(t, plain, slash, "a signed POST to Path+\"/\" gets the answer Path gets")
+		assert.Equal(t, int64(2), runs.Echo.Load(), "both requests ran the tool (replay protection is off)")
 	})
 
 	t.Run("endpoint replay", func(t *testing.T) {
@@ -88,6 +116,23 @@ func Run(t *testing.T, a Adapter) {
 		assert.Equal(t, 1, rec.Calls(), "a repeated toolCallId reaches the handler once")
 	})
 
+	// A handler that answers protocol.UnknownTool through Respond stores
+	// that answer like any other: the repeat gets the same bytes without
+	// reaching the handler. The lease is short, so an answer that was not
+	// stored would let the repeat through (Calls 2) instead of hanging.
+	t.Run("middleware unknown tool replay", func(t *testing.T) {
+		h, _ := NewHandler(func(cfg *protocol.Config) { cfg.ReplayLease = time.Millisecond })
+		rec := &Recorder{}
+		c := Start(t, a.Middleware(h, rec.Answer))
+		body := ToolCall("not_a_tool", "mw_unknown_replay", `{}`)
+		first := c.Do(t, Signed(http.MethodPost, body))
+		second := c.Do(t, Signed(http.MethodPost, body))
+		Check(t, Want{Status: http.StatusNotFound, Code: protocol.CodeUnknownTool, Message: "not_a_tool"}, first)
+		assert.Equal(t, first, second, "a repeated toolCallId gets the stored unknown_tool answer byte for byte")
+		assert.Equal(t, 1, rec.Calls(), "a repeated toolCallId reaches the handler once")
+		assert.NoError(t, rec.Err(), "what the handler behind the middleware saw")
+	})
+
 	t.Run("respond without middleware", func(t *testing.T) {
 		rec := &Recorder{}
 		c := Start(t, a.Bare(rec.Answer))
@@ -98,9 +143,9 @@ func Run(t *testing.T, a Adapter) {
 	})
 }
 
-// Recorder is the kit's Answer: it answers the custom tools, counts its
-// runs and remembers the first thing it found wrong with what the adapter
-// handed it.
+// Recorder is the kit's Answer: it answers the custom tools (and ToolEcho),
+// answers any other tool protocol.UnknownTool, counts its runs and
+// remembers the first thing it found wrong with what the adapter handed it.
 type Recorder struct {
 	calls atomic.Int64
 	mu    sync.Mutex
@@ -108,29 +153,48 @@ type Recorder struct {
 }
 
 // Answer implements Answer.
-func (r *Recorder) Answer(fromFramework, fromContext *protocol.Call) (any, error) {
+func (r *Recorder) Answer(s Seen) (any, error) {
 	r.calls.Add(1)
 	switch {
-	case fromFramework == nil && fromContext == nil:
+	case s.Call == nil && s.ContextCall == nil:
+		if s.VisitorOK {
+			r.fail(errors.New("the adapter's VisitorFrom reports a visitor, but there is no call"))
+		}
 		r.fail(errNoCall)
 		return nil, errNoCall
-	case fromFramework == nil:
+	case s.Call == nil:
 		r.fail(errors.New("the adapter's CallFrom found no call, but the request's context.Context has one"))
-	case fromFramework != fromContext:
+	case s.Call != s.ContextCall:
 		r.fail(errors.New("the adapter's CallFrom and protocol.CallFromContext return different calls"))
 	}
-	call := fromFramework
+	call := s.Call
 	if call == nil {
-		call = fromContext
+		call = s.ContextCall
 	}
+	switch {
+	case !s.VisitorOK:
+		r.fail(errors.New("the adapter's VisitorFrom found no visitor, but there is a call"))
+	case s.Visitor != call.Visitor:
+		r.fail(fmt.Errorf("the adapter's VisitorFrom returned %+v, the call's visitor is %+v", s.Visitor, call.Visitor))
+	}
+	switch {
+	case s.BodyErr != nil:
+		r.fail(fmt.Errorf("reading the body after the middleware: %w", s.BodyErr))
+	case !bytes.Equal(s.Body, call.Body):
+		r.fail(fmt.Errorf("the handler read the body %q after the middleware, Median signed %q", s.Body, call.Body))
+	}
+	id, _ := s.Visitor.ExternalID()
 	switch call.Tool {
+	case ToolEcho, ToolCustom:
+		return Handled{Tool: call.Tool, Input: call.RawInput, Visitor: id}, nil
+	case ToolCustomBody:
+		return BodySeen{Body: string(s.Body)}, nil
 	case ToolCustomFail:
 		return nil, ErrFail
 	case ToolCustomRefuse:
 		return Refusal, nil
 	}
-	id, _ := call.Visitor.ExternalID()
-	return Handled{Tool: call.Tool, Input: call.RawInput, Visitor: id}, nil
+	return nil, protocol.UnknownTool(call.Tool)
 }
 
 // Calls returns how often Answer ran.
