@@ -64,7 +64,7 @@ func ExampleMiddleware() {
 	r.With(chimedian.Middleware(h)).Handle("/median", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		call, _ := chimedian.CallFrom(req)
 		if call.Tool != "lookup_order" {
-			chimedian.Respond(w, req, nil, fmt.Errorf("this server has no tool %s", call.Tool))
+			chimedian.Respond(w, req, nil, protocol.UnknownTool(call.Tool))
 			return
 		}
 		var in OrderIn
@@ -78,6 +78,33 @@ func ExampleMiddleware() {
 	fmt.Println(send(r, "/median", `{"tool":"lookup_order","toolCallId":"call_2","input":{"orderId":"B-2002"},
 		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false}}}`))
 	// Output: 200 {"result":{"orderId":"B-2002","status":"in transit"}}
+}
+
+// VisitorFrom gives the handler behind the middleware the visitor:
+// authorize on its ExternalID, which is set only when Median verified it.
+func ExampleVisitorFrom() {
+	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := chi.NewRouter()
+	r.With(chimedian.Middleware(h)).Post("/median", func(w http.ResponseWriter, req *http.Request) {
+		visitor, _ := chimedian.VisitorFrom(req)
+		id, ok := visitor.ExternalID()
+		if !ok {
+			chimedian.Respond(w, req, nil, protocol.NotSignedIn("Ask the customer to sign in first."))
+			return
+		}
+		chimedian.Respond(w, req, map[string]string{"customer": id}, nil)
+	})
+
+	fmt.Println(send(r, "/median", `{"tool":"whoami","toolCallId":"call_3","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false,"email":"ada@example.com"}}}`))
+	fmt.Println(send(r, "/median", `{"tool":"whoami","toolCallId":"call_4","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`))
+	// Output:
+	// 200 {"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Ask the customer to sign in first."}}
+	// 200 {"result":{"customer":"user_7"}}
 }
 
 // send POSTs body to path as Median would, signed now, and returns the

@@ -62,7 +62,7 @@ func ExampleMiddleware() {
 	e.Any("/median", func(c echo.Context) error {
 		call, _ := echomedian.CallFrom(c)
 		if call.Tool != "lookup_order" {
-			return echomedian.Respond(c, nil, fmt.Errorf("this server has no tool %s", call.Tool))
+			return echomedian.Respond(c, nil, protocol.UnknownTool(call.Tool))
 		}
 		var in OrderIn
 		if err := call.BindInput(&in); err != nil {
@@ -74,6 +74,32 @@ func ExampleMiddleware() {
 	fmt.Println(send(e, "/median", `{"tool":"lookup_order","toolCallId":"call_2","input":{"orderId":"B-2002"},
 		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false}}}`))
 	// Output: 200 {"result":{"orderId":"B-2002","status":"in transit"}}
+}
+
+// VisitorFrom gives the handler behind the middleware the visitor:
+// authorize on its ExternalID, which is set only when Median verified it.
+func ExampleVisitorFrom() {
+	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	e := echo.New()
+	e.POST("/median", func(c echo.Context) error {
+		visitor, _ := echomedian.VisitorFrom(c)
+		id, ok := visitor.ExternalID()
+		if !ok {
+			return echomedian.Respond(c, nil, protocol.NotSignedIn("Ask the customer to sign in first."))
+		}
+		return echomedian.Respond(c, map[string]string{"customer": id}, nil)
+	}, echomedian.Middleware(h))
+
+	fmt.Println(send(e, "/median", `{"tool":"whoami","toolCallId":"call_3","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false,"email":"ada@example.com"}}}`))
+	fmt.Println(send(e, "/median", `{"tool":"whoami","toolCallId":"call_4","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`))
+	// Output:
+	// 200 {"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Ask the customer to sign in first."}}
+	// 200 {"result":{"customer":"user_7"}}
 }
 
 // send POSTs body to path as Median would, signed now, and returns the

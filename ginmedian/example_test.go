@@ -62,7 +62,7 @@ func ExampleMiddleware() {
 	r.Any("/median", ginmedian.Middleware(h), func(c *gin.Context) {
 		call, _ := ginmedian.CallFrom(c)
 		if call.Tool != "lookup_order" {
-			ginmedian.Respond(c, nil, fmt.Errorf("this server has no tool %s", call.Tool))
+			ginmedian.Respond(c, nil, protocol.UnknownTool(call.Tool))
 			return
 		}
 		var in OrderIn
@@ -76,6 +76,33 @@ func ExampleMiddleware() {
 	fmt.Println(send(r, "/median", `{"tool":"lookup_order","toolCallId":"call_2","input":{"orderId":"B-2002"},
 		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false}}}`))
 	// Output: 200 {"result":{"orderId":"B-2002","status":"in transit"}}
+}
+
+// VisitorFrom gives the handler behind the middleware the visitor:
+// authorize on its ExternalID, which is set only when Median verified it.
+func ExampleVisitorFrom() {
+	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := gin.New()
+	r.POST("/median", ginmedian.Middleware(h), func(c *gin.Context) {
+		visitor, _ := ginmedian.VisitorFrom(c)
+		id, ok := visitor.ExternalID()
+		if !ok {
+			ginmedian.Respond(c, nil, protocol.NotSignedIn("Ask the customer to sign in first."))
+			return
+		}
+		ginmedian.Respond(c, map[string]string{"customer": id}, nil)
+	})
+
+	fmt.Println(send(r, "/median", `{"tool":"whoami","toolCallId":"call_3","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false,"email":"ada@example.com"}}}`))
+	fmt.Println(send(r, "/median", `{"tool":"whoami","toolCallId":"call_4","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`))
+	// Output:
+	// 200 {"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Ask the customer to sign in first."}}
+	// 200 {"result":{"customer":"user_7"}}
 }
 
 // send POSTs body to path as Median would, signed now, and returns the

@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -73,21 +72,12 @@ func answerCall(orders *catalog.Orders) echo.HandlerFunc {
 			return echomedian.Respond(c, nil, nil)
 		}
 		if !catalog.Has(call.Tool) {
-			return unknownTool(c, call.Tool)
+			// The middleware lets through tools the Handler does not know,
+			// for handlers that know more: this shop does not, so it
+			// answers 404 unknown_tool, stored for replay like any answer.
+			return echomedian.Respond(c, nil, protocol.UnknownTool(call.Tool))
 		}
 		result, err := catalog.Dispatch(orders, call)
 		return echomedian.Respond(c, result, err)
 	}
-}
-
-// unknownTool answers a call for a tool this shop does not offer (the
-// middleware lets such calls through, for handlers that know more tools
-// than the Handler): 404 unknown_tool, as the contract says.
-func unknownTool(c echo.Context, tool string) error {
-	protocol.ErrorResponse(&protocol.Error{
-		Status:  http.StatusNotFound,
-		Code:    protocol.CodeUnknownTool,
-		Message: fmt.Sprintf("no tool named %q is offered here; sync the tool list in Median", tool),
-	}).WriteTo(c.Response())
-	return nil
 }
