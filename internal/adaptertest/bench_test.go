@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/gin-gonic/gin"
@@ -143,4 +144,130 @@ func (w *discardWriter) Write(p []byte) (int, error) {
 		w.status = http.StatusOK
 	}
 	return len(p), nil
+}
+
+// BenchmarkEndpoint puts each adapter's endpoint (Mount, a signed tool call
+// whose tool echoes its input, replay protection off) beside the same
+// framework's bare route: a handler that reads the body and writes the same
+// answer bytes as application/json. The median/bare ratio is what the
+// adapter and the core cost over the framework itself. The pairs run
+// interleaved, so that a noisy machine hurts both alike:
+//
+//	go test -run '^$' -bench Endpoint -benchmem -count 8 ./internal/adaptertest > endpoint.txt
+//	go run golang.org/x/perf/cmd/benchstat@latest -row /fw -col /impl endpoint.txt
+func BenchmarkEndpoint(b *testing.B) {
+	h, _ := adaptertest.NewHandler(func(cfg *protocol.Config) { cfg.DisableReplayProtection = true })
+	body := adaptertest.ToolCall(adaptertest.ToolEcho, "call_bench", `{"text":"bench"}`)
+	req := adaptertest.Signed(http.MethodPost, body)
+	answer := []byte(`{"result":{"text":"bench","visitor":"user_7"}}`)
+
+	netHTTP := []struct {
+		name          string
+		median, plain http.Handler
+	}{
+		{"gin", benchGin(h), bareGin(answer)},
+		{"echo", benchEcho(h), bareEcho(answer)},
+		{"chi", benchChi(h), bareChi(answer)},
+	}
+	for _, fw := range netHTTP {
+		checkSame(b, fw.name, answer, fw.median, fw.plain, req)
+		b.Run("fw="+fw.name+"/impl=median", func(b *testing.B) { benchNetHTTP(b, fw.median, req, http.StatusOK) })
+		b.Run("fw="+fw.name+"/impl=bare", func(b *testing.B) { benchNetHTTP(b, fw.plain, req, http.StatusOK) })
+	}
+	median := fiber.New(fiber.Config{DisableStartupMessage: true})
+	fibermedian.Mount(median, adaptertest.Path, h)
+	bare := fiber.New(fiber.Config{DisableStartupMessage: true})
+	bare.Post(adaptertest.Path, func(c *fiber.Ctx) error {
+		_ = c.Body()
+		c.Set(fiber.HeaderContentType, protocol.ContentType)
+		return c.Send(answer)
+	})
+	for name, app := range map[string]*fiber.App{"median": median, "bare": bare} {
+		if got := fiberAnswer(app.Handler(), req); !bytes.Equal(got, answer) {
+			b.Fatalf("fiber %s answers %s, want %s", name, got, answer)
+		}
+	}
+	b.Run("fw=fiber/impl=median", func(b *testing.B) { benchFiberHandler(b, median.Handler(), req, http.StatusOK) })
+	b.Run("fw=fiber/impl=bare", func(b *testing.B) { benchFiberHandler(b, bare.Handler(), req, http.StatusOK) })
+}
+
+func bareGin(answer []byte) http.Handler {
+	r := gin.New()
+	r.POST(adaptertest.Path, func(c *gin.Context) {
+		if _, err := io.ReadAll(c.Request.Body); err != nil {
+			c.Status(http.StatusBadRequest)
+			return
+		}
+		c.Data(http.StatusOK, protocol.ContentType, answer)
+	})
+	return r
+}
+
+func bareEcho(answer []byte) http.Handler {
+	e := echo.New()
+	e.POST(adaptertest.Path, func(c echo.Context) error {
+		if _, err := io.ReadAll(c.Request().Body); err != nil {
+			return err
+		}
+		return c.Blob(http.StatusOK, protocol.ContentType, answer)
+	})
+	return e
+}
+
+func bareChi(answer []byte) http.Handler {
+	r := chi.NewRouter()
+	r.Post(adaptertest.Path, func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", protocol.ContentType)
+		_, _ = w.Write(answer)
+	})
+	return r
+}
+
+// checkSame fails the benchmark unless median and plain both answer r with
+// want and application/json: the pair must do the same visible work.
+func checkSame(b *testing.B, name string, want []byte, median, plain http.Handler, r adaptertest.Request) {
+	for impl, handler := range map[string]http.Handler{"median": median, "bare": plain} {
+		req := httptest.NewRequest(r.Method, adaptertest.Path, bytes.NewReader(r.Body))
+		req.Header.Set(protocol.SignatureHeader, *r.Signature)
+		w := httptest.NewRecorder()
+		handler.ServeHTTP(w, req)
+		if w.Code != http.StatusOK || !bytes.Equal(w.Body.Bytes(), want) || w.Header().Get("Content-Type") != protocol.ContentType {
+			b.Fatalf("%s %s answers %d %q %s, want 200 application/json %s", name, impl, w.Code, w.Header().Get("Content-Type"), w.Body.Bytes(), want)
+		}
+	}
+}
+
+// fiberAnswer sends r once through a fasthttp handler and returns the body.
+func fiberAnswer(handler fasthttp.RequestHandler, r adaptertest.Request) []byte {
+	var ctx fasthttp.RequestCtx
+	ctx.Request.Header.SetMethod(r.Method)
+	ctx.Request.SetRequestURI(adaptertest.Path)
+	ctx.Request.Header.Set(protocol.SignatureHeader, *r.Signature)
+	ctx.Request.SetBody(r.Body)
+	handler(&ctx)
+	return bytes.Clone(ctx.Response.Body())
+}
+
+// benchFiberHandler sends r through a fasthttp handler b.N times.
+func benchFiberHandler(b *testing.B, handler fasthttp.RequestHandler, r adaptertest.Request, status int) {
+	var ctx fasthttp.RequestCtx
+	ctx.Request.Header.SetMethod(r.Method)
+	ctx.Request.SetRequestURI(adaptertest.Path)
+	if r.Signature != nil {
+		ctx.Request.Header.Set(protocol.SignatureHeader, *r.Signature)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		ctx.Request.SetBody(r.Body)
+		ctx.Response.Reset()
+		handler(&ctx)
+		if got := ctx.Response.StatusCode(); got != status {
+			b.Fatalf("status %d, want %d", got, status)
+		}
+	}
 }
