@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -91,6 +92,12 @@ func (k Key) Fingerprint() string { return k.fingerprint }
 
 // String returns the fingerprint, never the key or its secret.
 func (k Key) String() string { return "median key " + k.fingerprint }
+
+// GoString returns the same as String, so %#v never prints the secret.
+func (k Key) GoString() string { return k.String() }
+
+// LogValue makes log/slog show the fingerprint, never the secret.
+func (k Key) LogValue() slog.Value { return slog.StringValue(k.String()) }
 
 // IsZero reports whether k is the zero Key (not built by ParseKey).
 func (k Key) IsZero() bool { return k.secret == nil }

@@ -1,8 +1,12 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -122,3 +126,19 @@ func TestDiagnosticsCancelledByCaller(t *testing.T) {
 }
 
 const hex64 = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// TestKeyFormatting: no fmt verb or slog handler prints a Key's secret.
+func TestKeyFormatting(t *testing.T) {
+	k := MustParseKey(testKey)
+	secret, err := DeriveSecret(testKey)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("k", "key", k)
+	for _, out := range []string{fmt.Sprintf("%v", k), fmt.Sprintf("%+v", k), fmt.Sprintf("%#v", k), fmt.Sprint(k), buf.String()} {
+		assert.Contains(t, out, k.Fingerprint())
+		assert.NotContains(t, out, hex.EncodeToString(secret))
+		assert.NotContains(t, out, fmt.Sprint(secret))
+		assert.NotContains(t, out, testKey)
+	}
+	assert.Equal(t, "median key "+k.Fingerprint(), fmt.Sprintf("%#v", k))
+}
