@@ -80,11 +80,11 @@ type Config struct {
 
 // Event describes one answered request, for [Config.Observer].
 type Event struct {
-	Method     string
-	Tool       string // empty when the request named no tool
-	ToolCallID string // empty when the request named no call
-	Code       Code   // empty when the tool ran and returned a result
-	Status     int
-	Duration   time.Duration
-	Replayed   bool // the answer came from the replay store
+	Method     string        // the request's HTTP method
+	Tool       string        // empty when the request named no tool
+	ToolCallID string        // empty when the request named no call
+	Code       Code          // empty when the answer is a result (refusals included)
+	Status     int           // the HTTP status answered
+	Duration   time.Duration // from the start of Serve (or Respond) to the answer
+	Replayed   bool          // the answer came from the replay store
 }

@@ -62,9 +62,9 @@ func (c Code) Status() int {
 // {"error": {"code": Code, "message": Message}} and Status.
 // Use [errors.As] to read it from errors this package returns.
 type Error struct {
-	Status  int
-	Code    Code
-	Message string
+	Status  int    // the HTTP status of the answer
+	Code    Code   // the contract's error code
+	Message string // one sentence for whoever has to fix it; never a secret
 	err     error
 }
 

@@ -135,14 +135,15 @@ func (h *Handler) Tools() []*Tool {
 // the method, the median-signature header and the body. The body is read
 // only after the header checks pass, and never past the size limit.
 type Request struct {
-	Method    string
+	Method    string // the HTTP method, e.g. "POST"
 	Signature string // the median-signature header, "" when absent
 	// Body is read at most to the limit. When nil, BodyBytes is used: an
 	// adapter that already holds the bytes passes them there.
 	Body      io.Reader
 	BodyBytes []byte
-	// ContentLength is the declared length, or -1 when unknown. A declared
-	// length over the limit is refused without reading.
+	// ContentLength is the declared length, or -1 (or 0) when unknown. A
+	// declared length over the limit is refused without reading; the body
+	// is still read only up to the limit whatever is declared.
 	ContentLength int64
 }
 
@@ -155,8 +156,8 @@ const AllowHeader = "GET, POST"
 // Response is an answer ready to write: the status, the JSON body and, on
 // 405, the Allow header. Content-Type is always [ContentType].
 type Response struct {
-	Status int
-	Body   []byte
+	Status int    // the HTTP status; 0 only for a second Respond of one call
+	Body   []byte // the JSON answer
 	Allow  string // set on 405 only
 
 	code     Code // for the observer

@@ -21,9 +21,12 @@ const (
 //		OrderID string `json:"orderId"`
 //		protocol.Hints
 //	}
+//
+// Setting the fields directly skips the checks; the core still removes an
+// invalid hint from the result (with a warning) before answering.
 type Hints struct {
-	NavigateTo string `json:"medianNavigateTo,omitempty"`
-	Highlight  string `json:"medianHighlight,omitempty"`
+	NavigateTo string `json:"medianNavigateTo,omitempty"` // a path on your site, starting with a single "/"
+	Highlight  string `json:"medianHighlight,omitempty"`  // a CSS selector to highlight
 }
 
 // SetNavigateTo sets the path the widget offers to open. It must start with
