@@ -35,6 +35,15 @@ type wireBody struct {
 // ToolCall. Errors are *Error values: invalid_body naming the field that is
 // missing or of the wrong type, or unknown_op. Unknown fields are ignored.
 func DecodeBody(body []byte) (op string, call *Call, err error) {
+	if call, ok := decodeCallFast(body); ok {
+		return "", call, nil
+	}
+	return decodeBodySlow(body)
+}
+
+// decodeBodySlow decodes any body with encoding/json and explains what is
+// wrong with it.
+func decodeBodySlow(body []byte) (op string, call *Call, err error) {
 	var w wireBody
 	if err := json.Unmarshal(body, &w); err != nil {
 		return "", nil, bodyError(err)

@@ -1,0 +1,269 @@
+package protocol
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
+
+// decodeCallFast decodes the usual ToolCall body without reflection, which
+// makes it several times faster than encoding/json. It accepts only a plain,
+// well-formed ToolCall: strings without escapes, every required field
+// present once with its type, no key that differs from a known one only in
+// case (encoding/json would match it), nothing after the object. For
+// anything else, a DiagnosticsRequest included, it reports false and
+// DecodeBody decodes with encoding/json, which also writes the error
+// message. FuzzDecodeBodyFast checks that what it accepts, encoding/json
+// decodes the same way.
+func decodeCallFast(body []byte) (*Call, bool) {
+	s := fastScanner{b: body}
+	var (
+		call                          Call
+		seen                          uint16
+		hasContext, hasVisitor, hasIn bool
+		verified                      bool
+		externalID                    string
+	)
+	const (
+		fTool = 1 << iota
+		fID
+		fInput
+		fContext
+		fConversation
+		fRisk
+		fVisitor
+		fApprovedBy
+		fVerified
+		fExternalID
+		fEmail
+		fName
+	)
+	// once marks a field seen, refusing a duplicate (encoding/json keeps
+	// the last one; the slow path handles that).
+	once := func(f uint16) bool {
+		if seen&f != 0 {
+			return false
+		}
+		seen |= f
+		return true
+	}
+	str := func(f uint16, dst *string) bool {
+		v, ok := s.str()
+		if ok && once(f) {
+			*dst = v
+			return true
+		}
+		return false
+	}
+	visitor := func(key string) bool {
+		switch key {
+		case "verified":
+			v, ok := s.boolean()
+			verified = v
+			return ok && once(fVerified)
+		case "externalId":
+			return str(fExternalID, &externalID)
+		case "email":
+			return str(fEmail, &call.Visitor.UnverifiedEmail)
+		case "name":
+			return str(fName, &call.Visitor.UnverifiedName)
+		}
+		return s.skipUnknown(key, "verified", "externalId", "email", "name")
+	}
+	context := func(key string) bool {
+		switch key {
+		case "conversationId":
+			return str(fConversation, &call.ConversationID)
+		case "risk":
+			var r string
+			ok := str(fRisk, &r)
+			call.Risk = Risk(r)
+			return ok
+		case "approvedBy":
+			return str(fApprovedBy, &call.ApprovedBy)
+		case "visitor":
+			hasVisitor = true
+			return once(fVisitor) && s.object(visitor)
+		}
+		return s.skipUnknown(key, "conversationId", "risk", "approvedBy", "visitor")
+	}
+	top := func(key string) bool {
+		switch key {
+		case "tool":
+			return str(fTool, &call.Tool)
+		case "toolCallId":
+			return str(fID, &call.ToolCallID)
+		case "input":
+			raw, ok := s.value()
+			call.RawInput, hasIn = raw, ok
+			return ok && raw[0] == '{' && once(fInput)
+		case "context":
+			hasContext = true
+			return once(fContext) && s.object(context)
+		}
+		return s.skipUnknown(key, "tool", "toolCallId", "input", "context", "op")
+	}
+	if !s.object(top) || !s.end() {
+		return nil, false
+	}
+	const required = fTool | fID | fInput | fContext | fConversation | fRisk | fVisitor | fVerified
+	if seen&required != required || !hasContext || !hasVisitor || !hasIn ||
+		call.Tool == "" || call.ToolCallID == "" || !call.Risk.Valid() {
+		return nil, false
+	}
+	call.Visitor.Verified = verified
+	if verified {
+		call.Visitor.externalID = externalID
+	}
+	call.Body = body
+	return &call, true
+}
+
+// fastScanner reads the JSON shapes decodeCallFast accepts. Every method
+// reports false on anything it does not accept.
+type fastScanner struct {
+	b []byte
+	i int
+}
+
+func (s *fastScanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// consume skips space and then c, if c is next.
+func (s *fastScanner) consume(c byte) bool {
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// end reports whether only space is left.
+func (s *fastScanner) end() bool {
+	s.space()
+	return s.i == len(s.b)
+}
+
+// str reads a string without escapes or control characters, in valid UTF-8.
+func (s *fastScanner) str() (string, bool) {
+	if !s.consume('"') {
+		return "", false
+	}
+	start := s.i
+	for ; s.i < len(s.b); s.i++ {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			v := s.b[start:s.i]
+			s.i++
+			if !utf8.Valid(v) {
+				return "", false
+			}
+			return string(v), true
+		case c == '\\' || c < 0x20:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// boolean reads true or false.
+func (s *fastScanner) boolean() (bool, bool) {
+	s.space()
+	rest := s.b[s.i:]
+	switch {
+	case len(rest) >= 4 && string(rest[:4]) == "true":
+		s.i += 4
+		return true, true
+	case len(rest) >= 5 && string(rest[:5]) == "false":
+		s.i += 5
+		return false, true
+	}
+	return false, false
+}
+
+// object reads an object, calling field for each key with the scanner
+// placed before the key's value.
+func (s *fastScanner) object(field func(key string) bool) bool {
+	if !s.consume('{') {
+		return false
+	}
+	if s.consume('}') {
+		return true
+	}
+	for {
+		key, ok := s.str()
+		if !ok || !s.consume(':') || !field(key) {
+			return false
+		}
+		if s.consume(',') {
+			continue
+		}
+		return s.consume('}')
+	}
+}
+
+// value returns the raw bytes of the next value, whatever it is, checked
+// with json.Valid.
+func (s *fastScanner) value() ([]byte, bool) {
+	s.space()
+	start, depth, inString := s.i, 0, false
+scan:
+	for ; s.i < len(s.b); s.i++ {
+		c := s.b[s.i]
+		if inString {
+			switch c {
+			case '\\':
+				s.i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				break scan
+			}
+			depth--
+			if depth == 0 {
+				s.i++
+				break scan
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				break scan
+			}
+		}
+	}
+	if s.i > len(s.b) || start == s.i {
+		return nil, false
+	}
+	raw := s.b[start:s.i]
+	return raw, json.Valid(raw)
+}
+
+// skipUnknown skips the value of a key the shape does not use. A key that
+// matches a known one except for case is refused, since encoding/json
+// would take it for that field.
+func (s *fastScanner) skipUnknown(key string, known ...string) bool {
+	for _, k := range known {
+		if strings.EqualFold(key, k) {
+			return false
+		}
+	}
+	_, ok := s.value()
+	return ok
+}
