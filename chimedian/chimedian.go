@@ -59,8 +59,10 @@ func Mount(r chi.Router, path string, h *protocol.Handler) {
 //
 // The call is stored on the request's context.Context ([CallFrom],
 // [protocol.CallFromContext]), and the body it read is given back: next
-// reads r.Body as Median sent it. Answer every call that gets through:
-// replay protection holds its toolCallId until the answer is given.
+// reads r.Body as Median sent it. Answer every call that gets through with
+// Respond; a call your handler leaves unanswered (or panics on) gets
+// execution_failed stored for its toolCallId, so a repeat is answered at
+// once.
 func Middleware(h *protocol.Handler) func(next http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -71,6 +73,7 @@ func Middleware(h *protocol.Handler) func(next http.Handler) http.Handler {
 			}
 			r = r.WithContext(protocol.ContextWithCall(r.Context(), call))
 			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(call.Body)), int64(len(call.Body))
+			defer protocol.Settle(r.Context(), call) // a handler that never answered still releases the toolCallId
 			next.ServeHTTP(w, r)
 		})
 	}
@@ -95,9 +98,10 @@ func VisitorFrom(r *http.Request) (protocol.Visitor, bool) {
 
 // Respond answers the call that [Middleware] verified: result as
 // {"result": …}, a [*protocol.Refusal] (as result or as err) as a refusal
-// result, a [*protocol.Error] as that error (answer a tool you do not know
-// with [protocol.UnknownTool]), or any other err as execution_failed. It must be called once per call; without
-// the middleware it answers execution_failed saying so.
+// result, [protocol.UnknownTool] (for a tool you do not know) or a bind
+// error from [protocol.Call.BindInput] as that 4xx error, or any other err as
+// execution_failed. A call is answered once: a second Respond writes
+// nothing. Without the middleware it answers execution_failed saying so.
 func Respond(w http.ResponseWriter, r *http.Request, result any, err error) {
 	call, _ := CallFrom(r)
 	protocol.Respond(r.Context(), call, result, err).WriteTo(w)

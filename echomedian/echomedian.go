@@ -86,8 +86,9 @@ func paths(path string) []string {
 // The call is stored on the echo context ([CallFrom]) and on the request's
 // context.Context ([protocol.CallFromContext]), and the body it read is given
 // back: the next handler reads c.Request().Body (or binds it) as Median sent
-// it. Answer every call that gets through: replay protection holds its
-// toolCallId until the answer is given.
+// it. Answer every call that gets through with Respond; a call your handler
+// leaves unanswered (or panics on) gets execution_failed stored for its
+// toolCallId, so a repeat is answered at once.
 func Middleware(h *protocol.Handler) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -101,6 +102,7 @@ func Middleware(h *protocol.Handler) echo.MiddlewareFunc {
 			r := c.Request().WithContext(protocol.ContextWithCall(ctx, call))
 			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(call.Body)), int64(len(call.Body))
 			c.SetRequest(r)
+			defer protocol.Settle(ctx, call) // a handler that never answered still releases the toolCallId
 			return next(c)
 		}
 	}
@@ -128,9 +130,10 @@ func VisitorFrom(c echo.Context) (protocol.Visitor, bool) {
 
 // Respond answers the call that [Middleware] verified: result as
 // {"result": …}, a [*protocol.Refusal] (as result or as err) as a refusal
-// result, a [*protocol.Error] as that error (answer a tool you do not know
-// with [protocol.UnknownTool]), or any other err as execution_failed. It must be called once per call; without
-// the middleware it answers execution_failed saying so. It returns nil, so a
+// result, [protocol.UnknownTool] (for a tool you do not know) or a bind
+// error from [protocol.Call.BindInput] as that 4xx error, or any other err as
+// execution_failed. A call is answered once: a second Respond writes
+// nothing. Without the middleware it answers execution_failed saying so. It returns nil, so a
 // handler can end with return echomedian.Respond(c, out, err).
 func Respond(c echo.Context, result any, err error) error {
 	call, _ := CallFrom(c)

@@ -88,8 +88,9 @@ func Mount(r fiber.Router, path string, h *protocol.Handler) {
 // user context ([protocol.CallFromContext] on c.UserContext()), and the body
 // stays readable: c.Body() in the next handler returns it as Median sent it,
 // streamed bodies (fiber.Config.StreamRequestBody) included. Answer every
-// call that gets through: replay protection holds its toolCallId until the
-// answer is given.
+// call that gets through with Respond; a call your handler leaves unanswered
+// (or panics on) gets execution_failed stored for its toolCallId, so a repeat
+// is answered at once.
 func Middleware(h *protocol.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		ctx := c.UserContext()
@@ -105,6 +106,7 @@ func Middleware(h *protocol.Handler) fiber.Handler {
 		}
 		c.Locals(callKey{}, call)
 		c.SetUserContext(protocol.ContextWithCall(ctx, call))
+		defer protocol.Settle(ctx, call) // a handler that never answered still releases the toolCallId
 		return c.Next()
 	}
 }
@@ -131,9 +133,10 @@ func VisitorFrom(c *fiber.Ctx) (protocol.Visitor, bool) {
 
 // Respond answers the call that [Middleware] verified: result as
 // {"result": …}, a [*protocol.Refusal] (as result or as err) as a refusal
-// result, a [*protocol.Error] as that error (answer a tool you do not know
-// with [protocol.UnknownTool]), or any other err as execution_failed. It must be called once per call; without
-// the middleware it answers execution_failed saying so. It returns nil, so a
+// result, [protocol.UnknownTool] (for a tool you do not know) or a bind
+// error from [protocol.Call.BindInput] as that 4xx error, or any other err as
+// execution_failed. A call is answered once: a second Respond writes
+// nothing. Without the middleware it answers execution_failed saying so. It returns nil, so a
 // handler can end with return fibermedian.Respond(c, out, err).
 func Respond(c *fiber.Ctx, result any, err error) error {
 	call, _ := CallFrom(c)

@@ -25,9 +25,22 @@ func (h *Handler) runTool(ctx context.Context, call *Call) Response {
 	if err != nil && tool.timeout > 0 && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 		err = fmt.Errorf("tool %s timed out after %s", call.Tool, tool.timeout)
 	}
-	resp := h.answer(ctx, call, result, err)
+	resp := h.safeAnswer(ctx, call, result, err)
 	h.save(ctx, call, resp)
 	return resp
+}
+
+// safeAnswer is answer with a panic in the user code it calls (a result's
+// MarshalJSON, Config.ErrorMessage) answered as a failed tool, so the
+// answer is still sent and stored.
+func (h *Handler) safeAnswer(ctx context.Context, call *Call, result any, err error) (resp Response) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.logPanic(ctx, call.Tool, call.ToolCallID, p)
+			resp = errorResponse(newError(CodeExecutionFailed, fmt.Sprintf("tool %s failed unexpectedly", call.Tool)))
+		}
+	}()
+	return h.answer(ctx, call, result, err)
 }
 
 // safeRun runs the call, turning a panic into errPanicked.

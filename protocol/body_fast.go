@@ -8,7 +8,8 @@ import (
 
 // decodeCallFast decodes the usual ToolCall body without reflection, which
 // makes it several times faster than encoding/json. It accepts only a plain,
-// well-formed ToolCall: strings without escapes, every required field
+// well-formed ToolCall: the strings it decodes have no escapes (values it
+// keeps raw, the input and unknown fields, may have any), every required field
 // present once with its type, no key that differs from a known one only in
 // case (encoding/json would match it), nothing after the object. For
 // anything else, a DiagnosticsRequest included, it reports false and
@@ -18,11 +19,10 @@ import (
 func decodeCallFast(body []byte) (*Call, bool) {
 	s := fastScanner{b: body}
 	var (
-		call                          Call
-		seen                          uint16
-		hasContext, hasVisitor, hasIn bool
-		verified                      bool
-		externalID                    string
+		call       Call
+		seen       uint16
+		verified   bool
+		externalID string
 	)
 	const (
 		fTool = 1 << iota
@@ -82,7 +82,6 @@ func decodeCallFast(body []byte) (*Call, bool) {
 		case "approvedBy":
 			return str(fApprovedBy, &call.ApprovedBy)
 		case "visitor":
-			hasVisitor = true
 			return once(fVisitor) && s.object(visitor)
 		}
 		return s.skipUnknown(key, "conversationId", "risk", "approvedBy", "visitor")
@@ -95,10 +94,9 @@ func decodeCallFast(body []byte) (*Call, bool) {
 			return str(fID, &call.ToolCallID)
 		case "input":
 			raw, ok := s.value()
-			call.RawInput, hasIn = raw, ok
+			call.RawInput = raw
 			return ok && raw[0] == '{' && once(fInput)
 		case "context":
-			hasContext = true
 			return once(fContext) && s.object(context)
 		}
 		return s.skipUnknown(key, "tool", "toolCallId", "input", "context", "op")
@@ -107,8 +105,7 @@ func decodeCallFast(body []byte) (*Call, bool) {
 		return nil, false
 	}
 	const required = fTool | fID | fInput | fContext | fConversation | fRisk | fVisitor | fVerified
-	if seen&required != required || !hasContext || !hasVisitor || !hasIn ||
-		call.Tool == "" || call.ToolCallID == "" || !call.Risk.Valid() {
+	if seen&required != required || call.Tool == "" || call.ToolCallID == "" || !call.Risk.Valid() {
 		return nil, false
 	}
 	call.Visitor.Verified = verified
@@ -118,6 +115,10 @@ func decodeCallFast(body []byte) (*Call, bool) {
 	call.Body = body
 	return &call, true
 }
+
+// maxFastDepth bounds nesting inside one value on the fast path, far below
+// encoding/json's limit for the whole body (10,000).
+const maxFastDepth = 512
 
 // fastScanner reads the JSON shapes decodeCallFast accepts. Every method
 // reports false on anything it does not accept.
@@ -233,6 +234,9 @@ scan:
 			inString = true
 		case '{', '[':
 			depth++
+			if depth > maxFastDepth {
+				return nil, false // encoding/json counts depth over the whole body: let it decide
+			}
 		case '}', ']':
 			if depth == 0 {
 				break scan
@@ -251,7 +255,7 @@ scan:
 	if s.i > len(s.b) || start == s.i {
 		return nil, false
 	}
-	raw := s.b[start:s.i]
+	raw := s.b[start:s.i:s.i] // capped: appending to it must not write into the body
 	return raw, json.Valid(raw)
 }
 

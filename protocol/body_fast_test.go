@@ -48,6 +48,7 @@ func TestDecodeFastPathDeclines(t *testing.T) {
 		"input not an object":   `{"tool":"t","toolCallId":"x","input":[],"context":{"conversationId":"c","risk":"low","visitor":{"verified":true}}}`,
 		"invalid unknown value": `{"tool":"t","extra":{"a":},` + valid + `}`,
 		"invalid UTF-8":         "{\"tool\":\"t\xff\"," + valid + "}",
+		"deeper than the cap":   `{"tool":"t","deep":` + strings.Repeat("[", maxFastDepth+1) + strings.Repeat("]", maxFastDepth+1) + `,` + valid + `}`,
 	} {
 		_, ok := decodeCallFast([]byte(body))
 		assert.False(t, ok, name)
@@ -101,4 +102,24 @@ func requireSameAsSlow(t *testing.T, body []byte, fast *Call) {
 	require.Equal(t, slow.Visitor, fast.Visitor)
 	require.True(t, bytes.Equal(slow.RawInput, fast.RawInput), "input %q vs %q", slow.RawInput, fast.RawInput)
 	require.True(t, bytes.Equal(slow.Body, fast.Body))
+}
+
+// TestDecodeFastDepthAsSlow: a body nested past encoding/json's limit is
+// refused like encoding/json refuses it, not decoded by the fast path.
+func TestDecodeFastDepthAsSlow(t *testing.T) {
+	deep := strings.Repeat("[", 9999) + strings.Repeat("]", 9999)
+	body := `{"tool":"t","toolCallId":"x","input":{"a":` + deep + `},"context":{"conversationId":"c","risk":"low","visitor":{"verified":true}}}`
+	_, _, err := DecodeBody([]byte(body))
+	require.Error(t, err)
+	assert.Equal(t, CodeInvalidBody, ErrorCode(err))
+}
+
+// TestDecodeFastInputIsCapped: appending to RawInput never writes into Body.
+func TestDecodeFastInputIsCapped(t *testing.T) {
+	body := []byte(fastBodies[0])
+	orig := string(body)
+	call, ok := decodeCallFast(body)
+	require.True(t, ok)
+	_ = append(call.RawInput, "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"...)
+	assert.Equal(t, orig, string(call.Body))
 }

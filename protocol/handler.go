@@ -234,8 +234,9 @@ func (h *Handler) Verify(ctx context.Context, req Request) (call *Call, resp Res
 }
 
 // Respond encodes the answer to a call that [Handler.Verify] let through: a
-// result, a [*Refusal] (as result or as err), an [*Error] such as
-// [UnknownTool] as that error, or any other err as execution_failed.
+// result, a [*Refusal] (as result or as err), [UnknownTool] or an
+// invalid_input error (from [Call.BindInput]) as that error, or any other
+// err as execution_failed.
 // It stores the answer for replay protection, so always answer a verified
 // call through Respond.
 //
@@ -254,7 +255,7 @@ func (h *Handler) Respond(ctx context.Context, call *Call, result any, err error
 	if r, ok := result.(*Refusal); ok && err == nil {
 		err = r
 	}
-	resp := h.answer(ctx, call, result, err)
+	resp := h.safeAnswer(ctx, call, result, err)
 	h.save(ctx, call, resp)
 	h.observe(http.MethodPost, call, resp, start)
 	return resp
@@ -463,7 +464,28 @@ func (h *Handler) observe(method string, call *Call, resp Response, start time.T
 	if call != nil {
 		ev.Tool, ev.ToolCallID = call.Tool, call.ToolCallID
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			h.log.Error("median: Config.Observer panicked; the answer is sent anyway", "panic", fmt.Sprint(p))
+		}
+	}()
 	h.observer(ev)
+}
+
+// Settle makes sure a call that middleware let through has an answer in the
+// replay store. The adapters' middleware defers it around your handler:
+// when the handler returned (or panicked) without answering through
+// Respond, Settle stores execution_failed for the call's toolCallId, so a
+// repeat gets that answer at once instead of waiting for the claim's lease
+// and then running again. It writes nothing to the client and does nothing
+// for a call that was answered.
+func Settle(ctx context.Context, call *Call) {
+	if call == nil || call.handler == nil || !call.answered.CompareAndSwap(false, true) {
+		return
+	}
+	h := call.handler
+	h.log.WarnContext(ctx, "median: a verified call was not answered through Respond; repeats of its toolCallId will answer execution_failed", "tool", call.Tool, "toolCallId", call.ToolCallID)
+	h.save(ctx, call, errorResponse(newError(CodeExecutionFailed, "the server's handler did not answer this call")))
 }
 
 // runDiagnostics answers {"op": "diagnostics"} under the deadline.
@@ -494,7 +516,7 @@ func (h *Handler) runDiagnostics(ctx context.Context) Response {
 		if o.err != nil && !errors.As(o.err, new(*Refusal)) {
 			return errorResponse(newError(CodeExecutionFailed, "diagnostics failed: "+o.err.Error()))
 		}
-		resp := h.encodeResult(ctx, "diagnostics", refusalOr(o.v, o.err), 0)
+		resp := h.safeEncodeDiagnostics(ctx, refusalOr(o.v, o.err))
 		if n := countChars(resp.Body); n > MaxDiagnosticsChars {
 			h.log.WarnContext(ctx, "median: diagnostics answer is longer than Median keeps", "chars", n, "limit", MaxDiagnosticsChars)
 		}
@@ -522,3 +544,15 @@ var bodyPrefix = []byte(`{"result":`)
 
 // isResult reports whether an encoded answer is a result.
 func isResult(body []byte) bool { return bytes.HasPrefix(body, bodyPrefix) }
+
+// safeEncodeDiagnostics encodes a diagnostics result, answering a panic in
+// its MarshalJSON as a failure.
+func (h *Handler) safeEncodeDiagnostics(ctx context.Context, v any) (resp Response) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.logPanic(ctx, "diagnostics", "", p)
+			resp = errorResponse(newError(CodeExecutionFailed, "diagnostics failed unexpectedly"))
+		}
+	}()
+	return h.encodeResult(ctx, "diagnostics", v, 0)
+}

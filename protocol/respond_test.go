@@ -142,3 +142,60 @@ func TestKeyFormatting(t *testing.T) {
 	}
 	assert.Equal(t, "median key "+k.Fingerprint(), fmt.Sprintf("%#v", k))
 }
+
+// panicJSON panics when encoded.
+type panicJSON struct{}
+
+func (panicJSON) MarshalJSON() ([]byte, error) { panic("encoder exploded") }
+
+// TestPanicsOutsideTheToolAreContained: a result whose MarshalJSON panics,
+// a panicking ErrorMessage hook or Observer still get an answer, and the
+// answer is stored, so a repeat is answered at once.
+func TestPanicsOutsideTheToolAreContained(t *testing.T) {
+	marshal := NewTool("bad_json", RiskLow, "Returns a result that panics when encoded.", func(ctx context.Context, c ToolCall[struct{}]) (panicJSON, error) {
+		return panicJSON{}, nil
+	})
+	failing := NewTool("failing", RiskLow, "Fails.", func(ctx context.Context, c ToolCall[struct{}]) (any, error) {
+		return nil, errors.New("db down")
+	})
+	h, logs := newHandler(t, Config{
+		Tools:        []*Tool{marshal, failing},
+		ErrorMessage: func(context.Context, *Call, error) string { panic("hook exploded") },
+		Observer:     func(Event) { panic("observer exploded") },
+		ReplayLease:  time.Hour, // a claim left unsaved would block the repeat below
+	})
+	ctx := context.Background()
+	for _, tool := range []string{"bad_json", "failing"} {
+		req := post(toolCall(tool, "contained_"+tool, `{}`))
+		first := h.Serve(ctx, req)
+		assert.Contains(t, requireError(t, first, http.StatusOK, CodeExecutionFailed), "failed unexpectedly")
+		again := h.Serve(ctx, req)
+		assert.Equal(t, string(first.Body), string(again.Body))
+	}
+	assert.Contains(t, logs.String(), "observer exploded")
+	assert.Contains(t, logs.String(), "hook exploded")
+}
+
+// TestSettle: a call the middleware let through but the handler never
+// answered gets execution_failed stored, so its repeat answers at once.
+func TestSettle(t *testing.T) {
+	h, logs := newHandler(t, Config{ReplayLease: time.Hour})
+	ctx := context.Background()
+	req := post(toolCall("mine", "settle_1", `{}`))
+	call, _, ok := h.Verify(ctx, req)
+	require.True(t, ok)
+	Settle(ctx, call) // the handler wrote its own answer, or panicked
+	_, again, ok := h.Verify(ctx, req)
+	require.False(t, ok)
+	assert.Contains(t, requireError(t, again, http.StatusOK, CodeExecutionFailed), "did not answer")
+	assert.Len(t, logs.find(t, "not answered through Respond"), 1)
+
+	// A call answered through Respond is left alone.
+	call, _, ok = h.Verify(ctx, post(toolCall("mine", "settle_2", `{}`)))
+	require.True(t, ok)
+	h.Respond(ctx, call, "done", nil)
+	Settle(ctx, call)
+	_, again, _ = h.Verify(ctx, post(toolCall("mine", "settle_2", `{}`)))
+	assert.Equal(t, `{"result":"done"}`, string(again.Body))
+	Settle(ctx, nil)
+}

@@ -2,6 +2,7 @@ package adaptertest
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -138,7 +139,12 @@ const (
 	ToolCustomFail   = "custom_fail"   // answered with ErrFail
 	ToolCustomRefuse = "custom_refuse" // answered with Refusal
 	ToolCustomBody   = "custom_body"   // answered with BodySeen
+	ToolCustomSilent = "custom_silent" // not answered through Respond (ErrNoAnswer)
 )
+
+// ErrNoAnswer tells the kit's framework handlers to answer 204 on their own,
+// without the adapter's Respond, as a handler that forgets Respond does.
+var ErrNoAnswer = errors.New("answer without Respond")
 
 // BodySeen is the result the kit's middleware handler answers for
 // ToolCustomBody: the body it read after the middleware.

@@ -2,6 +2,7 @@ package adaptertest
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -61,6 +62,10 @@ func netHTTPAnswer(answer Answer) http.Handler {
 		s.Visitor, s.VisitorOK = chimedian.VisitorFrom(r)
 		s.Body, s.BodyErr = io.ReadAll(r.Body)
 		result, err := answer(s)
+		if errors.Is(err, ErrNoAnswer) {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 		chimedian.Respond(w, r, result, err)
 	})
 }
@@ -118,6 +123,10 @@ func ginAnswer(answer Answer) gin.HandlerFunc {
 		s.Visitor, s.VisitorOK = ginmedian.VisitorFrom(c)
 		s.Body, s.BodyErr = io.ReadAll(c.Request.Body)
 		result, err := answer(s)
+		if errors.Is(err, ErrNoAnswer) {
+			c.Status(http.StatusNoContent)
+			return
+		}
 		ginmedian.Respond(c, result, err)
 	}
 }
@@ -152,6 +161,9 @@ func echoAnswer(answer Answer) echo.HandlerFunc {
 		s.Visitor, s.VisitorOK = echomedian.VisitorFrom(c)
 		s.Body, s.BodyErr = io.ReadAll(c.Request().Body)
 		result, err := answer(s)
+		if errors.Is(err, ErrNoAnswer) {
+			return c.NoContent(http.StatusNoContent)
+		}
 		return echomedian.Respond(c, result, err)
 	}
 }
@@ -200,6 +212,9 @@ func fiberAnswer(answer Answer) fiber.Handler {
 		s.Visitor, s.VisitorOK = fibermedian.VisitorFrom(c)
 		s.Body = bytes.Clone(c.Body()) // fasthttp reuses it after the handler
 		result, err := answer(s)
+		if errors.Is(err, ErrNoAnswer) {
+			return c.SendStatus(http.StatusNoContent)
+		}
 		return fibermedian.Respond(c, result, err)
 	}
 }

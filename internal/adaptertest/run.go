@@ -133,6 +133,21 @@ func Run(t *testing.T, a Adapter) {
 		assert.NoError(t, rec.Err(), "what the handler behind the middleware saw")
 	})
 
+	// A handler that answers on its own, without Respond: the middleware
+	// settles the call, so its repeat gets execution_failed at once instead
+	// of waiting for the lease (20 s here) and reaching the handler again.
+	t.Run("middleware call left unanswered", func(t *testing.T) {
+		h, _ := NewHandler(func(cfg *protocol.Config) { cfg.ReplayLease = 20 * time.Second })
+		rec := &Recorder{}
+		c := Start(t, a.Middleware(h, rec.Answer))
+		body := ToolCall(ToolCustomSilent, "mw_silent", `{}`)
+		first := c.Do(t, Signed(http.MethodPost, body))
+		assert.Equal(t, http.StatusNoContent, first.Status, "the handler's own answer")
+		second := c.Do(t, Signed(http.MethodPost, body))
+		Check(t, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "did not answer"}, second)
+		assert.Equal(t, 1, rec.Calls(), "the repeat does not reach the handler")
+	})
+
 	t.Run("respond without middleware", func(t *testing.T) {
 		rec := &Recorder{}
 		c := Start(t, a.Bare(rec.Answer))
@@ -193,6 +208,8 @@ func (r *Recorder) Answer(s Seen) (any, error) {
 		return nil, ErrFail
 	case ToolCustomRefuse:
 		return Refusal, nil
+	case ToolCustomSilent:
+		return nil, ErrNoAnswer
 	}
 	return nil, protocol.UnknownTool(call.Tool)
 }
