@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -29,32 +28,15 @@ func TestMain(m *testing.M) {
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"))
 }
 
-// target drives a fresh app in memory, without a listener.
-func target(t *testing.T) conformance.Target {
-	app := newApp(catalogtest.NewDemo(t))
-	t.Cleanup(func() { _ = app.Shutdown() })
-	return conformance.Target{Do: fibermedian.Do(app), URL: "http://example.test" + catalogtest.MountPath, Key: catalogtest.Key, Replay: true}
-}
-
-func TestCatalog(t *testing.T) {
-	catalogtest.Run(t, target(t))
-}
-
-func TestOrdinaryRoutes(t *testing.T) {
-	catalogtest.RunRoutes(t, target(t).Do, "http://example.test")
-}
-
-func TestConformance(t *testing.T) {
-	tg := target(t)
-	tg.Tools = catalogtest.Samples()
-	tg.BuildWithKey = func(key string) (conformance.DoFunc, error) {
-		demo, err := catalog.New(catalog.Options{Key: key, NoDevKey: true, Logger: slog.New(slog.DiscardHandler), Warnings: io.Discard})
-		require.NoError(t, err)
-		app := newApp(demo)
+// TestExample drives the app in memory through fibermedian.Do: the
+// catalog, the ordinary routes and the conformance suite
+// (catalogtest.RunAll).
+func TestExample(t *testing.T) {
+	catalogtest.RunAll(t, func(d *catalog.Demo) conformance.DoFunc {
+		app := newApp(d)
 		t.Cleanup(func() { _ = app.Shutdown() })
-		return fibermedian.Do(app), nil
-	}
-	conformance.Run(t, tg)
+		return fibermedian.Do(app)
+	})
 }
 
 // fasthttp refuses a body over fiber's limit while reading the request, so

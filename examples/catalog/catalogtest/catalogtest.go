@@ -141,3 +141,28 @@ func Send(t testing.TB, do conformance.DoFunc, method, url string, body []byte, 
 	require.NoError(t, err)
 	return Answer{Status: resp.StatusCode, Header: resp.Header, Body: got}
 }
+
+// RunAll runs every check the four examples share against the app build
+// returns for a demo, driven in memory: the catalog's behaviour ([Run]), the
+// ordinary routes ([RunRoutes]) and the conformance suite with the
+// catalog's samples, key-configuration cases included.
+func RunAll(t *testing.T, build func(*catalog.Demo) conformance.DoFunc) {
+	target := func(d *catalog.Demo) conformance.Target {
+		return conformance.Target{Do: build(d), URL: "http://example.test" + MountPath, Key: Key, Replay: true}
+	}
+	t.Run("catalog", func(t *testing.T) { Run(t, target(NewDemo(t))) })
+	t.Run("routes", func(t *testing.T) { RunRoutes(t, build(NewDemo(t)), "http://example.test") })
+	t.Run("conformance", func(t *testing.T) {
+		tg := target(NewDemo(t))
+		tg.Tools = Samples()
+		tg.BuildWithKey = func(key string) (conformance.DoFunc, error) {
+			demo, err := catalog.New(catalog.Options{Key: key, NoDevKey: true, Logger: slog.New(slog.DiscardHandler), Warnings: io.Discard})
+			if err != nil {
+				return nil, err
+			}
+			t.Cleanup(func() { _ = demo.Close() })
+			return build(demo), nil
+		}
+		conformance.Run(t, tg)
+	})
+}
