@@ -106,7 +106,7 @@ func bodyError(err error) *Error {
 		if typeErr.Field == "" {
 			return invalidBody("the body must be a JSON object, got " + typeErr.Value)
 		}
-		return invalidBody(fmt.Sprintf("%s: expected %s, got %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value))
+		return invalidBody(describeDecodeError(typeErr))
 	}
 	return invalidBody("the body is not valid JSON: " + err.Error())
 }

@@ -252,9 +252,6 @@ func (h *Handler) Respond(ctx context.Context, call *Call, result any, err error
 		return Response{}
 	}
 	start := time.Now()
-	if r, ok := result.(*Refusal); ok && err == nil {
-		err = r
-	}
 	resp := h.safeAnswer(ctx, call, result, err)
 	h.save(ctx, call, resp)
 	h.observe(http.MethodPost, call, resp, start)

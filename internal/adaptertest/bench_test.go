@@ -106,23 +106,7 @@ func benchNetHTTP(b *testing.B, handler http.Handler, r adaptertest.Request, sta
 func benchFiber(b *testing.B, h *protocol.Handler, r adaptertest.Request, status int) {
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
 	fibermedian.Mount(app, adaptertest.Path, h)
-	handler := app.Handler()
-	var ctx fasthttp.RequestCtx
-	ctx.Request.Header.SetMethod(r.Method)
-	ctx.Request.SetRequestURI(adaptertest.Path)
-	if r.Signature != nil {
-		ctx.Request.Header.Set(protocol.SignatureHeader, *r.Signature)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		ctx.Request.SetBody(r.Body)
-		ctx.Response.Reset()
-		handler(&ctx)
-		if got := ctx.Response.StatusCode(); got != status {
-			b.Fatalf("status %d, want %d", got, status)
-		}
-	}
+	benchFiberHandler(b, app.Handler(), r, status)
 }
 
 // discardWriter is an http.ResponseWriter that keeps only the status.
