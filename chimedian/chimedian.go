@@ -66,7 +66,7 @@ func Mount(r chi.Router, path string, h *protocol.Handler) {
 func Middleware(h *protocol.Handler) func(next http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			call, resp, ok := h.Verify(r.Context(), request(r))
+			call, resp, ok := h.Verify(r.Context(), protocol.RequestFromHTTP(r))
 			if !ok {
 				resp.WriteTo(w)
 				return
@@ -106,17 +106,3 @@ func Respond(w http.ResponseWriter, r *http.Request, result any, err error) {
 	call, _ := CallFrom(r)
 	protocol.Respond(r.Context(), call, result, err).WriteTo(w)
 }
-
-// request builds the core's view of a net/http request. The body is left
-// unread: the core reads it only after the header checks, and never past its
-// limit.
-func request(r *http.Request) protocol.Request {
-	sig := ""
-	if v := r.Header[signatureHeader]; len(v) > 0 {
-		sig = v[0]
-	}
-	return protocol.Request{Method: r.Method, Signature: sig, Body: r.Body, ContentLength: r.ContentLength}
-}
-
-// signatureHeader is protocol.SignatureHeader in net/http's canonical form.
-const signatureHeader = "Median-Signature"

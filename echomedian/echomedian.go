@@ -45,7 +45,7 @@ type Router interface {
 // and POST get the contract's 405 answer; [Mount] does that for you.
 func New(h *protocol.Handler) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		h.Serve(c.Request().Context(), request(c)).WriteTo(c.Response())
+		h.Serve(c.Request().Context(), protocol.RequestFromHTTP(c.Request())).WriteTo(c.Response())
 		return nil
 	}
 }
@@ -93,7 +93,7 @@ func Middleware(h *protocol.Handler) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			ctx := c.Request().Context()
-			call, resp, ok := h.Verify(ctx, request(c))
+			call, resp, ok := h.Verify(ctx, protocol.RequestFromHTTP(c.Request()))
 			if !ok {
 				resp.WriteTo(c.Response())
 				return nil
@@ -133,25 +133,10 @@ func VisitorFrom(c echo.Context) (protocol.Visitor, bool) {
 // result, [protocol.UnknownTool] (for a tool you do not know) or a bind
 // error from [protocol.Call.BindInput] as that 4xx error, or any other err as
 // execution_failed. A call is answered once: a second Respond writes
-// nothing. Without the middleware it answers execution_failed saying so. It returns nil, so a
-// handler can end with return echomedian.Respond(c, out, err).
+// nothing. Without the middleware it answers execution_failed saying so.
+// It returns nil, so a handler can end with return echomedian.Respond(c, out, err).
 func Respond(c echo.Context, result any, err error) error {
 	call, _ := CallFrom(c)
 	protocol.Respond(c.Request().Context(), call, result, err).WriteTo(c.Response())
 	return nil
 }
-
-// request builds the core's view of an echo request. The body is left
-// unread: the core reads it only after the header checks, and never past its
-// limit.
-func request(c echo.Context) protocol.Request {
-	r := c.Request()
-	sig := ""
-	if v := r.Header[signatureHeader]; len(v) > 0 {
-		sig = v[0]
-	}
-	return protocol.Request{Method: r.Method, Signature: sig, Body: r.Body, ContentLength: r.ContentLength}
-}
-
-// signatureHeader is protocol.SignatureHeader in net/http's canonical form.
-const signatureHeader = "Median-Signature"

@@ -136,8 +136,8 @@ func VisitorFrom(c *fiber.Ctx) (protocol.Visitor, bool) {
 // result, [protocol.UnknownTool] (for a tool you do not know) or a bind
 // error from [protocol.Call.BindInput] as that 4xx error, or any other err as
 // execution_failed. A call is answered once: a second Respond writes
-// nothing. Without the middleware it answers execution_failed saying so. It returns nil, so a
-// handler can end with return fibermedian.Respond(c, out, err).
+// nothing. Without the middleware it answers execution_failed saying so.
+// It returns nil, so a handler can end with return fibermedian.Respond(c, out, err).
 func Respond(c *fiber.Ctx, result any, err error) error {
 	call, _ := CallFrom(c)
 	write(c, protocol.Respond(c.UserContext(), call, result, err))

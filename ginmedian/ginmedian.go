@@ -37,7 +37,7 @@ const callKey = "median.call"
 // get the contract's 405 answer; [Mount] does that for you.
 func New(h *protocol.Handler) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		h.Serve(c.Request.Context(), request(c)).WriteTo(c.Writer)
+		h.Serve(c.Request.Context(), protocol.RequestFromHTTP(c.Request)).WriteTo(c.Writer)
 	}
 }
 
@@ -85,7 +85,7 @@ func paths(path string) []string {
 func Middleware(h *protocol.Handler) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ctx := c.Request.Context()
-		call, resp, ok := h.Verify(ctx, request(c))
+		call, resp, ok := h.Verify(ctx, protocol.RequestFromHTTP(c.Request))
 		if !ok {
 			resp.WriteTo(c.Writer)
 			c.Abort()
@@ -132,17 +132,3 @@ func Respond(c *gin.Context, result any, err error) {
 	call, _ := CallFrom(c)
 	protocol.Respond(c.Request.Context(), call, result, err).WriteTo(c.Writer)
 }
-
-// request builds the core's view of a gin request. The body is left unread:
-// the core reads it only after the header checks, and never past its limit.
-func request(c *gin.Context) protocol.Request {
-	r := c.Request
-	sig := ""
-	if v := r.Header[signatureHeader]; len(v) > 0 {
-		sig = v[0]
-	}
-	return protocol.Request{Method: r.Method, Signature: sig, Body: r.Body, ContentLength: r.ContentLength}
-}
-
-// signatureHeader is protocol.SignatureHeader in net/http's canonical form.
-const signatureHeader = "Median-Signature"

@@ -196,11 +196,19 @@ const canonicalSignatureHeader = "Median-Signature"
 // ServeHTTP answers the Median endpoint on net/http (ServeMux, chi, or any
 // router that takes an http.Handler).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.Serve(r.Context(), RequestFromHTTP(r)).WriteTo(w)
+}
+
+// RequestFromHTTP is the core's view of a net/http request: its method, its
+// median-signature header and its body, left unread (the core reads it only
+// after the header checks, never past its limit). Adapters for frameworks
+// built on net/http (gin, echo, chi) use it.
+func RequestFromHTTP(r *http.Request) Request {
 	sig := ""
 	if v := r.Header[canonicalSignatureHeader]; len(v) > 0 {
 		sig = v[0]
 	}
-	h.Serve(r.Context(), Request{Method: r.Method, Signature: sig, Body: r.Body, ContentLength: r.ContentLength}).WriteTo(w)
+	return Request{Method: r.Method, Signature: sig, Body: r.Body, ContentLength: r.ContentLength}
 }
 
 // Serve answers one request: it runs every check of PROTOCOL.md §5 in order,
