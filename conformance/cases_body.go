@@ -84,10 +84,10 @@ func bodyCases() []testCase {
 			return expectAccepted(s.post(p.bytes()), "approvedBy is an optional string")
 		}),
 		c("body/oversized", "§2", "a body one byte over the limit (Target.MaxBodyBytes, default 1 MiB) is refused 413 invalid_body", false, func(s *session) outcome {
-			return expectError(s.send(oversized(s, false)), http.StatusRequestEntityTooLarge, protocol.CodeInvalidBody)
+			return expectError(s.sendEarlyAnswer(oversized(s, false)), http.StatusRequestEntityTooLarge, protocol.CodeInvalidBody)
 		}),
 		c("body/oversized-chunked", "§2", "a body over the limit sent without Content-Length (chunked) is refused 413 invalid_body", false, func(s *session) outcome {
-			return expectError(s.send(oversized(s, true)), http.StatusRequestEntityTooLarge, protocol.CodeInvalidBody)
+			return expectError(s.sendEarlyAnswer(oversized(s, true)), http.StatusRequestEntityTooLarge, protocol.CodeInvalidBody)
 		}),
 	)
 	return out

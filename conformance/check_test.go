@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -208,4 +210,34 @@ func TestWriteJUnit(t *testing.T) {
 	assert.Equal(t, `got <403> & "more"`, doc.Suite.Cases[1].Failure.Message)
 	assert.NotNil(t, doc.Suite.Cases[2].Skipped)
 	assert.Equal(t, "b", doc.Suite.Cases[2].Class)
+}
+
+// TestOversizedCasesRetryAResetConnection checks that an answer lost to a
+// TCP reset (a server that answers 413 and closes while the client is still
+// writing) is tried again, and that a reset every time still fails the case.
+func TestOversizedCasesRetryAResetConnection(t *testing.T) {
+	for name, resets := range map[string]int{"reset once": 1, "reset always": 100} {
+		t.Run(name, func(t *testing.T) {
+			target := conformance.HandlerTarget(mux(newHandler(t, testKey, nil)), mountPath, testKey)
+			handler := target.Do
+			calls := 0
+			target.Do = func(req *http.Request) (*http.Response, error) {
+				calls++
+				if calls <= resets {
+					return nil, fmt.Errorf("write tcp 127.0.0.1:1->127.0.0.1:2: %w", syscall.ECONNRESET)
+				}
+				return handler(req)
+			}
+			rep, err := conformance.Check(t.Context(), target, conformance.Options{Run: "^body/oversized$"})
+			require.NoError(t, err)
+			require.Len(t, rep.Results, 1)
+			if resets == 1 {
+				assert.Equal(t, conformance.StatusPass, rep.Results[0].Status, rep.Results[0].Message)
+				assert.Equal(t, 2, calls)
+			} else {
+				assert.Equal(t, conformance.StatusFail, rep.Results[0].Status)
+				assert.Equal(t, 3, calls, "tried three times, then reported")
+			}
+		})
+	}
 }

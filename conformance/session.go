@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/median-go/median/protocol"
@@ -83,6 +85,22 @@ func (s *session) now() time.Time { return s.t.Now() }
 
 // send performs x with the target's request function.
 func (s *session) send(x *exchange) *exchange { return s.sendWith(s.t.Do, x) }
+
+// sendEarlyAnswer performs x, a request the server may answer before it has
+// read the whole body (one over the limit). A server that answers and closes
+// then can have its answer reset by TCP before the client reads it: a race
+// of the transport, not a fault of the server, so such a send is tried up
+// to three times.
+func (s *session) sendEarlyAnswer(x *exchange) *exchange {
+	for attempt := 1; ; attempt++ {
+		try := *x
+		s.send(&try)
+		if attempt == 3 || try.err == nil || !(errors.Is(try.err, syscall.ECONNRESET) || errors.Is(try.err, syscall.EPIPE)) {
+			*x = try
+			return x
+		}
+	}
+}
 
 // sendWith performs x with do.
 func (s *session) sendWith(do DoFunc, x *exchange) *exchange {
