@@ -90,20 +90,3 @@ func BenchmarkDecodeBody(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkVerify: the MAC check of a parsed header over a 1 KiB body.
-func BenchmarkVerify(b *testing.B) {
-	k := MustParseKey(testKey)
-	body := []byte(strings.Repeat("x", 1024))
-	sig, err := ParseSignature(k.Sign(testNow, body))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		if err := sig.Verify(body, k); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

@@ -22,7 +22,9 @@ type Signature struct {
 	// Timestamp is the sender's clock, in milliseconds since the Unix epoch.
 	Timestamp int64
 	ts        string     // t exactly as sent: it is what was signed
-	v1        [][32]byte // every v1 entry, decoded
+	hasV1     bool       // first holds a v1 entry
+	first     [32]byte   // the first v1 entry, decoded (kept inline: no allocation)
+	more      [][32]byte // any further v1 entries (the sender's key rotation)
 }
 
 // ParseSignature parses a header of the form "t=<ms>,v1=<hex>[,v1=<hex>…]".
@@ -62,13 +64,17 @@ func ParseSignature(header string) (Signature, error) {
 			if _, err := hex.Decode(mac[:], []byte(value)); err != nil {
 				return Signature{}, fmt.Errorf("%w: v1 must be 64 hex digits", ErrMalformedSignature)
 			}
-			sig.v1 = append(sig.v1, mac)
+			if !sig.hasV1 {
+				sig.first, sig.hasV1 = mac, true
+			} else {
+				sig.more = append(sig.more, mac)
+			}
 		}
 	}
 	if !seenT {
 		return Signature{}, fmt.Errorf("%w: no t= entry", ErrMalformedSignature)
 	}
-	if len(sig.v1) == 0 {
+	if !sig.hasV1 {
 		return Signature{}, fmt.Errorf("%w: no v1= entry", ErrMalformedSignature)
 	}
 	return sig, nil
@@ -102,11 +108,30 @@ func (s Signature) Verify(body []byte, keys ...Key) error {
 		if k.IsZero() {
 			continue
 		}
-		if k.matches(s.ts, body, s.v1) {
+		if k.matches(s.ts, body, &s.first, s.more) {
 			return nil
 		}
 	}
 	return fmt.Errorf("%w: no v1 matches under any configured key; check that MEDIAN_KEY is the key from Median's dashboard and that nothing re-encodes the body before it reaches this handler", ErrInvalidSignature)
+}
+
+// VerifySignature is the whole signature check of PROTOCOL.md §1.1 in one
+// call: it parses header ([ParseSignature]), checks its timestamp against
+// now within tolerance either way ([Signature.CheckTime]) and verifies the
+// MAC of body under keys ([Signature.Verify]). Use it to check a signed
+// request outside a [Handler]; a Handler does the same, but refuses a bad
+// header before it reads the body. The error wraps one of
+// [ErrMissingSignature], [ErrMalformedSignature], [ErrStaleTimestamp] or
+// [ErrInvalidSignature]. It allocates nothing when the signature is good.
+func VerifySignature(header string, body []byte, now time.Time, tolerance time.Duration, keys ...Key) error {
+	sig, err := ParseSignature(header)
+	if err != nil {
+		return err
+	}
+	if err := sig.CheckTime(now, tolerance); err != nil {
+		return err
+	}
+	return sig.Verify(body, keys...)
 }
 
 // direction says whether a timestamp diff (now - t) is behind or ahead.

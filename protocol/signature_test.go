@@ -76,7 +76,7 @@ func TestParseSignatureAccepts(t *testing.T) {
 			sig, err := ParseSignature(tt.header)
 			require.NoError(t, err)
 			assert.Equal(t, tt.ts, sig.Timestamp)
-			assert.Len(t, sig.v1, tt.v1)
+			assert.Equal(t, tt.v1, 1+len(sig.more), "number of v1 entries")
 		})
 	}
 }
@@ -195,4 +195,48 @@ func TestErrorCodeMapping(t *testing.T) {
 	for _, c := range Codes() {
 		assert.Equal(t, statuses[c], c.Status(), c)
 	}
+}
+
+func TestVerifySignatureIsTheWholeCheck(t *testing.T) {
+	k := MustParseKey(testKey)
+	body := []byte(`{"op":"diagnostics"}`)
+	good := k.Sign(testNow, body)
+	rotated := good + ",v1=" + strings.Repeat("0", 64)
+	tests := []struct {
+		name   string
+		header string
+		body   []byte
+		now    time.Time
+		want   error
+	}{
+		{"good", good, body, testNow, nil},
+		{"good among several v1", "t=" + strconv.FormatInt(testNow.UnixMilli(), 10) + ",v1=" + strings.Repeat("0", 64) + "," + strings.TrimPrefix(good, "t="+strconv.FormatInt(testNow.UnixMilli(), 10)+","), body, testNow, nil},
+		{"good, then a stale entry of an old key", rotated, body, testNow, nil},
+		{"missing", "", body, testNow, ErrMissingSignature},
+		{"malformed", "t=1,v1=zz", body, testNow, ErrMalformedSignature},
+		{"stale", good, body, testNow.Add(DefaultTolerance + time.Millisecond), ErrStaleTimestamp},
+		{"tampered body", good, []byte(`{"op":"diagnostic"}`), testNow, ErrInvalidSignature},
+		{"wrong key", MustParseKey(otherKey).Sign(testNow, body), body, testNow, ErrInvalidSignature},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := VerifySignature(tt.header, tt.body, tt.now, DefaultTolerance, k)
+			if tt.want == nil {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorIs(t, err, tt.want)
+		})
+	}
+	t.Run("no allocation when good", func(t *testing.T) {
+		if raceEnabled {
+			t.Skip("under -race sync.Pool drops items on purpose; run without -race to count allocations")
+		}
+		allocs := testing.AllocsPerRun(100, func() {
+			if err := VerifySignature(good, body, testNow, DefaultTolerance, k); err != nil {
+				t.Fatal(err)
+			}
+		})
+		assert.Zero(t, allocs)
+	})
 }
