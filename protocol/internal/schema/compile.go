@@ -17,6 +17,7 @@ const resourceURL = "urn:median:tool-input-schema"
 // call Validate as often as needed.
 type Schema struct {
 	compiled *jsonschema.Schema
+	fast     *fastNode // the quick check for inputs valid for sure
 }
 
 // Compile compiles raw, a JSON Schema document. Draft 2020-12 is assumed when
@@ -64,7 +65,7 @@ func Compile(raw []byte) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s", cleanCompileError(err))
 	}
-	return &Schema{compiled: compiled}, nil
+	return &Schema{compiled: compiled, fast: compileFast(doc)}, nil
 }
 
 // noLoader refuses to load any external document.

@@ -55,12 +55,22 @@ func (e *ValidationError) Error() string {
 
 // Validate checks input, the raw JSON bytes of a tool's input object. It
 // returns nil when the input is valid and a *ValidationError listing every
-// problem otherwise. Numbers are decoded as json.Number, so large integers
-// are compared exactly rather than rounded through float64.
+// problem otherwise. Numbers are compared exactly, never rounded through
+// float64. An input the quick check finds valid for sure is accepted
+// without a generic decode; every other input goes to the full validator,
+// which writes the problems.
 func (s *Schema) Validate(input []byte) error {
 	if s == nil || s.compiled == nil {
 		return errors.New("schema: Validate called on a nil or uncompiled *Schema; use Compile")
 	}
+	if s.fast.fastCheck(input) {
+		return nil
+	}
+	return s.validateFully(input)
+}
+
+// validateFully validates input with the full validator.
+func (s *Schema) validateFully(input []byte) error {
 	doc, err := decodeInput(input)
 	if err != nil {
 		return &ValidationError{Problems: []Problem{{Path: "", Message: "input is not valid JSON: " + jsonErrorText(err)}}}
