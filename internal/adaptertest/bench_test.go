@@ -2,9 +2,14 @@ package adaptertest_test
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/gin-gonic/gin"
@@ -131,11 +136,17 @@ func (w *discardWriter) Write(p []byte) (int, error) {
 }
 
 // BenchmarkEndpoint puts each adapter's endpoint (Mount, a signed tool call
-// whose tool echoes its input, replay protection off) beside the same
-// framework's bare route: a handler that reads the body and writes the same
-// answer bytes as application/json. The median/bare ratio is what the
-// adapter and the core cost over the framework itself. The pairs run
-// interleaved, so that a noisy machine hurts both alike:
+// whose tool echoes its input, replay protection off) beside two handlers
+// of the same framework:
+//
+//   - impl=bare reads the body and writes the same answer bytes as
+//     application/json: the framework's own cost, with no work at all;
+//   - impl=byhand does by hand the least any endpoint answering this call
+//     must do — check the HMAC of "<t>.<body>" with crypto/hmac, decode the
+//     body with encoding/json and encode the answer — and none of the rest
+//     (no window, no field checks, no schema, no error answers).
+//
+// The pairs run interleaved, so that a noisy machine hurts all alike:
 //
 //	go test -run '^$' -bench Endpoint -benchmem -count 8 ./internal/adaptertest > endpoint.txt
 //	go run golang.org/x/perf/cmd/benchstat@latest -row /fw -col /impl endpoint.txt
@@ -144,19 +155,24 @@ func BenchmarkEndpoint(b *testing.B) {
 	body := adaptertest.ToolCall(adaptertest.ToolEcho, "call_bench", `{"text":"bench"}`)
 	req := adaptertest.Signed(http.MethodPost, body)
 	answer := []byte(`{"result":{"text":"bench","visitor":"user_7"}}`)
+	secret, err := protocol.DeriveSecret(adaptertest.Key)
+	if err != nil {
+		b.Fatal(err)
+	}
 
 	netHTTP := []struct {
-		name          string
-		median, plain http.Handler
+		name                  string
+		median, plain, byHand http.Handler
 	}{
-		{"gin", benchGin(h), bareGin(answer)},
-		{"echo", benchEcho(h), bareEcho(answer)},
-		{"chi", benchChi(h), bareChi(answer)},
+		{"gin", benchGin(h), bareGin(answer), byHandGin(secret)},
+		{"echo", benchEcho(h), bareEcho(answer), byHandEcho(secret)},
+		{"chi", benchChi(h), bareChi(answer), byHandChi(secret)},
 	}
 	for _, fw := range netHTTP {
-		checkSame(b, fw.name, answer, fw.median, fw.plain, req)
+		checkSame(b, fw.name, answer, req, map[string]http.Handler{"median": fw.median, "bare": fw.plain, "byhand": fw.byHand})
 		b.Run("fw="+fw.name+"/impl=median", func(b *testing.B) { benchNetHTTP(b, fw.median, req, http.StatusOK) })
 		b.Run("fw="+fw.name+"/impl=bare", func(b *testing.B) { benchNetHTTP(b, fw.plain, req, http.StatusOK) })
+		b.Run("fw="+fw.name+"/impl=byhand", func(b *testing.B) { benchNetHTTP(b, fw.byHand, req, http.StatusOK) })
 	}
 	median := fiber.New(fiber.Config{DisableStartupMessage: true})
 	fibermedian.Mount(median, adaptertest.Path, h)
@@ -166,13 +182,109 @@ func BenchmarkEndpoint(b *testing.B) {
 		c.Set(fiber.HeaderContentType, protocol.ContentType)
 		return c.Send(answer)
 	})
-	for name, app := range map[string]*fiber.App{"median": median, "bare": bare} {
+	byHand := fiber.New(fiber.Config{DisableStartupMessage: true})
+	byHand.Post(adaptertest.Path, func(c *fiber.Ctx) error {
+		out, status := answerByHand(secret, c.Get(protocol.SignatureHeader), c.Body())
+		c.Set(fiber.HeaderContentType, protocol.ContentType)
+		return c.Status(status).Send(out)
+	})
+	for name, app := range map[string]*fiber.App{"median": median, "bare": bare, "byhand": byHand} {
 		if got := fiberAnswer(app.Handler(), req); !bytes.Equal(got, answer) {
 			b.Fatalf("fiber %s answers %s, want %s", name, got, answer)
 		}
 	}
 	b.Run("fw=fiber/impl=median", func(b *testing.B) { benchFiberHandler(b, median.Handler(), req, http.StatusOK) })
 	b.Run("fw=fiber/impl=bare", func(b *testing.B) { benchFiberHandler(b, bare.Handler(), req, http.StatusOK) })
+	b.Run("fw=fiber/impl=byhand", func(b *testing.B) { benchFiberHandler(b, byHand.Handler(), req, http.StatusOK) })
+}
+
+// byHandCall is the part of the echo tool's call a hand-written endpoint reads.
+type byHandCall struct {
+	Input struct {
+		Text string `json:"text"`
+	} `json:"input"`
+	Context struct {
+		Visitor struct {
+			ExternalID string `json:"externalId"`
+		} `json:"visitor"`
+	} `json:"context"`
+}
+
+type byHandAnswer struct {
+	Result struct {
+		Text    string `json:"text"`
+		Visitor string `json:"visitor"`
+	} `json:"result"`
+}
+
+// answerByHand is the least an endpoint answering the echo call must do:
+// one HMAC check, one decode, one encode.
+func answerByHand(secret []byte, header string, body []byte) ([]byte, int) {
+	ts, v1, _ := strings.Cut(strings.TrimPrefix(header, "t="), ",v1=")
+	want, err := hex.DecodeString(v1)
+	if err != nil {
+		return nil, http.StatusUnauthorized
+	}
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte(ts + "."))
+	mac.Write(body)
+	if !hmac.Equal(mac.Sum(nil), want) {
+		return nil, http.StatusUnauthorized
+	}
+	var call byHandCall
+	if err := json.Unmarshal(body, &call); err != nil {
+		return nil, http.StatusBadRequest
+	}
+	var out byHandAnswer
+	out.Result.Text, out.Result.Visitor = call.Input.Text, call.Context.Visitor.ExternalID
+	answer, err := json.Marshal(out)
+	if err != nil {
+		return nil, http.StatusInternalServerError
+	}
+	return answer, http.StatusOK
+}
+
+func byHandGin(secret []byte) http.Handler {
+	r := gin.New()
+	r.POST(adaptertest.Path, func(c *gin.Context) {
+		body, err := io.ReadAll(c.Request.Body)
+		if err != nil {
+			c.Status(http.StatusBadRequest)
+			return
+		}
+		out, status := answerByHand(secret, c.GetHeader(protocol.SignatureHeader), body)
+		c.Data(status, protocol.ContentType, out)
+	})
+	return r
+}
+
+func byHandEcho(secret []byte) http.Handler {
+	e := echo.New()
+	e.POST(adaptertest.Path, func(c echo.Context) error {
+		body, err := io.ReadAll(c.Request().Body)
+		if err != nil {
+			return err
+		}
+		out, status := answerByHand(secret, c.Request().Header.Get(protocol.SignatureHeader), body)
+		return c.Blob(status, protocol.ContentType, out)
+	})
+	return e
+}
+
+func byHandChi(secret []byte) http.Handler {
+	r := chi.NewRouter()
+	r.Post(adaptertest.Path, func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		out, status := answerByHand(secret, r.Header.Get(protocol.SignatureHeader), body)
+		w.Header().Set("Content-Type", protocol.ContentType)
+		w.WriteHeader(status)
+		_, _ = w.Write(out)
+	})
+	return r
 }
 
 func bareGin(answer []byte) http.Handler {
@@ -211,10 +323,10 @@ func bareChi(answer []byte) http.Handler {
 	return r
 }
 
-// checkSame fails the benchmark unless median and plain both answer r with
-// want and application/json: the pair must do the same visible work.
-func checkSame(b *testing.B, name string, want []byte, median, plain http.Handler, r adaptertest.Request) {
-	for impl, handler := range map[string]http.Handler{"median": median, "bare": plain} {
+// checkSame fails the benchmark unless every handler answers r with want
+// and application/json: the handlers compared must do the same visible work.
+func checkSame(b *testing.B, name string, want []byte, r adaptertest.Request, handlers map[string]http.Handler) {
+	for impl, handler := range handlers {
 		req := httptest.NewRequest(r.Method, adaptertest.Path, bytes.NewReader(r.Body))
 		req.Header.Set(protocol.SignatureHeader, *r.Signature)
 		w := httptest.NewRecorder()
