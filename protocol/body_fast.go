@@ -1,9 +1,10 @@
 package protocol
 
 import (
-	"encoding/json"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/median-go/median/protocol/internal/jsonscan"
 )
 
 // decodeCallFast decodes the usual ToolCall body without reflection, which
@@ -162,18 +163,20 @@ func (s *fastScanner) str() (string, bool) {
 	if !s.consume('"') {
 		return "", false
 	}
-	start := s.i
+	start, ascii := s.i, true
 	for ; s.i < len(s.b); s.i++ {
 		switch c := s.b[s.i]; {
 		case c == '"':
 			v := s.b[start:s.i]
 			s.i++
-			if !utf8.Valid(v) {
+			if !ascii && !utf8.Valid(v) {
 				return "", false
 			}
 			return s.text[start : s.i-1], true
 		case c == '\\' || c < 0x20:
 			return "", false
+		case c >= utf8.RuneSelf:
+			ascii = false
 		}
 	}
 	return "", false
@@ -216,50 +219,16 @@ func (s *fastScanner) object(field func(key string) bool) bool {
 }
 
 // value returns the raw bytes of the next value, whatever it is, checked
-// with json.Valid.
+// as encoding/json's Valid would.
 func (s *fastScanner) value() ([]byte, bool) {
 	s.space()
-	start, depth, inString := s.i, 0, false
-scan:
-	for ; s.i < len(s.b); s.i++ {
-		c := s.b[s.i]
-		if inString {
-			switch c {
-			case '\\':
-				s.i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-			if depth > maxFastDepth {
-				return nil, false // encoding/json counts depth over the whole body: let it decide
-			}
-		case '}', ']':
-			if depth == 0 {
-				break scan
-			}
-			depth--
-			if depth == 0 {
-				s.i++
-				break scan
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				break scan
-			}
-		}
+	start := s.i
+	end, ok := jsonscan.Skip(s.b, start, maxFastDepth)
+	if !ok {
+		return nil, false // deeper than maxFastDepth too: encoding/json counts depth over the whole body, let it decide
 	}
-	if s.i > len(s.b) || start == s.i {
-		return nil, false
-	}
-	raw := s.b[start:s.i:s.i] // capped: appending to it must not write into the body
-	return raw, json.Valid(raw)
+	s.i = end
+	return s.b[start:end:end], true // capped: appending to it must not write into the body
 }
 
 // skipUnknown skips the value of a key the shape does not use. A key that

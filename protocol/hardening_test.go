@@ -341,8 +341,10 @@ func hardMACs(ts time.Time, body []byte, keys ...string) []string {
 }
 
 // No answer and no log line, at Debug level, carries a key, a derived
-// secret or a correct MAC, across every kind of request; the key
-// fingerprint is what identifies a key.
+// secret or a correct MAC, across every kind of request — each sent with a
+// known length and again streamed without one — under a key given with
+// spaces around it and a second (rotation) key; the key fingerprint is what
+// identifies a key.
 func TestNoSecretInAnswersOrLogs(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	var logs hardLogBuffer
@@ -365,7 +367,7 @@ func TestNoSecretInAnswersOrLogs(t *testing.T) {
 			return map[string]any{"orderId": call.Input.OrderID, "medianNavigateTo": "//not-a-path"}, nil
 		}, protocol.WithTimeout(20*time.Millisecond))
 	h = hardNew(t, protocol.Config{
-		Keys:         []string{hardKey, hardOldKey},
+		Keys:         []string{" " + hardKey + "\n", hardOldKey},
 		Tools:        []*protocol.Tool{lookup},
 		Logger:       logger,
 		MaxBodyBytes: 2048,
@@ -416,16 +418,21 @@ func TestNoSecretInAnswersOrLogs(t *testing.T) {
 	forbidden := append(hardSecretForms(t, hardKey), hardSecretForms(t, hardOldKey)...)
 	var answers bytes.Buffer
 	for _, r := range requests {
-		req := httptest.NewRequest(r.method, "/api/median", bytes.NewReader(r.body))
-		if sig := r.sig(r.body); sig != "" {
-			req.Header.Set(protocol.SignatureHeader, sig)
+		for _, streamed := range []bool{false, true} {
+			req := httptest.NewRequest(r.method, "/api/median", bytes.NewReader(r.body))
+			if streamed {
+				req.ContentLength = -1 // the body is read to its end, not trusted to a length
+			}
+			if sig := r.sig(r.body); sig != "" {
+				req.Header.Set(protocol.SignatureHeader, sig)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			assert.Equal(t, r.status, w.Code, "%s (streamed: %v): %s", r.name, streamed, w.Body)
+			assert.Equal(t, protocol.ContentType, w.Header().Get("Content-Type"), r.name)
+			answers.Write(w.Body.Bytes())
+			answers.WriteByte('\n')
 		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		assert.Equal(t, r.status, w.Code, "%s: %s", r.name, w.Body)
-		assert.Equal(t, protocol.ContentType, w.Header().Get("Content-Type"), r.name)
-		answers.Write(w.Body.Bytes())
-		answers.WriteByte('\n')
 		// The correct MAC for this request, at the time it carries and at
 		// now, under every configured key.
 		for _, at := range []time.Time{now, now.Add(-10 * time.Minute), now.Add(10 * time.Minute)} {

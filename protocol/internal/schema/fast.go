@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/median-go/median/protocol/internal/jsonscan"
 )
 
 // A fastNode is one schema compiled for the quick check: a walk over the raw
@@ -26,10 +28,12 @@ type fastNode struct {
 	hasEnum bool
 
 	// objects
-	props    map[string]*fastNode
-	required map[string]int // property → bit in a uint64 of seen properties
-	extra    *fastNode      // schema of properties not in props; nil = anything
-	noExtra  bool           // additionalProperties: false
+	props    map[string]*fastNode // while compiling; then in fields
+	required map[string]int       // property → its bit in a uint64 of seen required properties
+	fields   []fastField          // every property named in properties or required
+	index    map[string]int       // field by name, when there are many
+	extra    *fastNode            // schema of properties not in props; nil = anything
+	noExtra  bool                 // additionalProperties: false
 
 	// arrays
 	items              *fastNode
@@ -41,6 +45,56 @@ type fastNode struct {
 
 	// numbers
 	bounds []numBound
+}
+
+// fastField is a property an object schema names.
+type fastField struct {
+	name   string
+	node   *fastNode // from properties; nil when only required
+	listed bool      // named in properties
+	bit    int       // its bit among the required, or -1
+}
+
+// manyFields is the count of fields above which lookups use a map.
+const manyFields = 16
+
+// finish gathers props and required into fields.
+func (n *fastNode) finish() {
+	n.fields, n.index = nil, nil
+	for name, p := range n.props {
+		bit, ok := n.required[name]
+		if !ok {
+			bit = -1
+		}
+		n.fields = append(n.fields, fastField{name: name, node: p, listed: true, bit: bit})
+	}
+	for name, bit := range n.required {
+		if _, ok := n.props[name]; !ok {
+			n.fields = append(n.fields, fastField{name: name, bit: bit})
+		}
+	}
+	if len(n.fields) > manyFields {
+		n.index = make(map[string]int, len(n.fields))
+		for i, f := range n.fields {
+			n.index[f.name] = i
+		}
+	}
+}
+
+// field returns the field named key, or nil.
+func (n *fastNode) field(key []byte) *fastField {
+	if n.index != nil {
+		if i, ok := n.index[string(key)]; ok {
+			return &n.fields[i]
+		}
+		return nil
+	}
+	for i := range n.fields {
+		if n.fields[i].name == string(key) {
+			return &n.fields[i]
+		}
+	}
+	return nil
 }
 
 // typeMask is a set of JSON types.
@@ -108,6 +162,7 @@ func fastSchema(doc any, depth int) *fastNode {
 				return n
 			}
 		}
+		n.finish()
 		return n
 	}
 	n.opaque = true
@@ -309,7 +364,12 @@ func (s *fastInput) space() {
 
 // value checks the next value against n (nil: anything goes) and moves past it.
 func (s *fastInput) value(n *fastNode, depth int) bool {
-	if n != nil && n.opaque || depth > maxFastDepth || s.i >= len(s.b) {
+	if n == nil {
+		end, ok := jsonscan.Skip(s.b, s.i, maxFastDepth-depth)
+		s.i = end
+		return ok
+	}
+	if n.opaque || depth > maxFastDepth || s.i >= len(s.b) {
 		return false
 	}
 	switch c := s.b[s.i]; {
@@ -374,15 +434,17 @@ func (s *fastInput) object(n *fastNode, depth int) bool {
 		s.space()
 		var sub *fastNode
 		if n != nil {
-			if p, ok := n.props[string(key)]; ok {
-				sub = p
-			} else if n.noExtra {
+			f := n.field(key)
+			switch {
+			case f != nil && f.listed:
+				sub = f.node
+			case n.noExtra:
 				return false
-			} else {
+			default:
 				sub = n.extra
 			}
-			if bit, ok := n.required[string(key)]; ok {
-				seen |= 1 << bit
+			if f != nil && f.bit >= 0 {
+				seen |= 1 << f.bit
 			}
 		}
 		if !s.value(sub, depth+1) {
@@ -455,14 +517,14 @@ func (n *fastNode) itemCount(count int) bool {
 // sees). Raw invalid UTF-8 or a control character is not sure.
 func (s *fastInput) str() ([]byte, bool) {
 	start := s.i + 1
-	escaped := false
+	escaped, ascii := false, true
 	for i := start; i < len(s.b); i++ {
 		switch c := s.b[i]; {
 		case c == '"':
 			s.i = i + 1
 			raw := s.b[start:i]
 			if !escaped {
-				return raw, utf8.Valid(raw)
+				return raw, ascii || utf8.Valid(raw)
 			}
 			var out string
 			if json.Unmarshal(s.b[start-1:i+1], &out) != nil {
@@ -474,6 +536,8 @@ func (s *fastInput) str() ([]byte, bool) {
 			i++ // skip the escaped byte (a quote or a backslash)
 		case c < 0x20:
 			return nil, false
+		case c >= utf8.RuneSelf:
+			ascii = false
 		}
 	}
 	return nil, false
@@ -545,6 +609,27 @@ func (s *fastInput) number() (lit []byte, whole, ok bool) {
 	return s.b[start:s.i], whole, true
 }
 
+// smallWhole returns the value of a whole-number literal of at most 15
+// digits, exact as a float64, without strconv.
+func smallWhole(lit []byte, whole bool) (float64, bool) {
+	neg := len(lit) > 0 && lit[0] == '-'
+	digits := lit
+	if neg {
+		digits = lit[1:]
+	}
+	if !whole || len(digits) == 0 || len(digits) > 15 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range digits {
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return float64(v), true
+}
+
 // checkNumber applies n's type and bounds to the number lit. A number that
 // is a whole number but written with a fraction or exponent (1.0, 1e2) is
 // left to the full validator when n wants an integer.
@@ -558,9 +643,12 @@ func (n *fastNode) checkNumber(lit []byte, whole bool) bool {
 	if len(n.bounds) == 0 {
 		return true
 	}
-	f, err := strconv.ParseFloat(string(lit), 64)
-	if err != nil {
-		return false // out of float64's range: let the full validator judge
+	f, ok := smallWhole(lit, whole)
+	if !ok {
+		var err error
+		if f, err = strconv.ParseFloat(string(lit), 64); err != nil {
+			return false // out of float64's range: let the full validator judge
+		}
 	}
 	for _, b := range n.bounds {
 		cmp := 0 // the sign of value - bound
