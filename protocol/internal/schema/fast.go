@@ -191,7 +191,7 @@ func (n *fastNode) keyword(k string, v any, doc map[string]any, depth int) bool 
 		return false
 	case "enum":
 		list, ok := v.([]any)
-		if !ok {
+		if !ok || n.hasEnum { // with const too: leave the intersection to the full validator
 			return false
 		}
 		n.hasEnum = true

@@ -35,13 +35,21 @@ func fastSchemas(t testing.TB) map[string]*Schema {
 	raw, err := Infer(reflect.TypeOf(fastType{}))
 	require.NoError(t, err)
 	out := map[string]*Schema{"inferred": mustCompile(t, string(raw))}
-	for name, doc := range map[string]string{
-		"order": orderSchema,
-		"edges": `{"type":"object","properties":{
+	for name, doc := range fastDocs {
+		out[name] = mustCompile(t, doc)
+	}
+	return out
+}
+
+// fastDocs are the hand-written schemas of fastSchemas.
+var fastDocs = map[string]string{
+	"order": orderSchema,
+	"edges": `{"type":"object","properties":{
 			"big":{"type":"integer","maximum":9007199254740993},
 			"tiny":{"type":"number","minimum":0.1,"exclusiveMaximum":0.30000000000000004},
 			"exact":{"type":"integer","minimum":-5,"maximum":5},
 			"word":{"const":"yes"},
+			"both":{"const":"a","enum":["a","b"]},
 			"any":{},
 			"none":false,
 			"typed":{"type":["string","integer"]},
@@ -50,7 +58,7 @@ func fastSchemas(t testing.TB) map[string]*Schema {
 			"unique":{"type":"array","uniqueItems":false,"items":{"type":"boolean"}},
 			"emoji":{"type":"string","minLength":2,"maxLength":2,"pattern":"^\\p{So}+$"}},
 			"required":["exact"]}`,
-		"opaque": `{"type":"object","$defs":{"x":{"type":"string"}},"properties":{
+	"opaque": `{"type":"object","$defs":{"x":{"type":"string"}},"properties":{
 			"when":{"type":"string","format":"date"},
 			"ref":{"$ref":"#/$defs/x"},
 			"either":{"anyOf":[{"type":"string"},{"type":"integer"}]},
@@ -58,11 +66,7 @@ func fastSchemas(t testing.TB) map[string]*Schema {
 			"set":{"type":"array","uniqueItems":true},
 			"num":{"enum":[1,2]},
 			"pp":{"type":"object","patternProperties":{"^x":{"type":"string"}}}}}`,
-		"old draft": `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":"string"}}}`,
-	} {
-		out[name] = mustCompile(t, doc)
-	}
-	return out
+	"old draft": `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":"string"}}}`,
 }
 
 // fastCases are inputs per schema: sure says whether the quick check must
@@ -106,6 +110,7 @@ var fastCases = []struct {
 	{"edges", "float under a rounded bound", `{"exact":0,"tiny":0.3}`, true},
 	{"edges", "const", `{"exact":0,"word":"yes"}`, true},
 	{"edges", "const, wrong", `{"exact":0,"word":"no"}`, false},
+	{"edges", "const and enum: in the enum, not the const", `{"exact":0,"both":"b"}`, false},
 	{"edges", "true schema", `{"exact":0,"any":[{"deep":[[[]]]}]}`, true},
 	{"edges", "false schema", `{"exact":0,"none":1}`, false},
 	{"edges", "type list", `{"exact":0,"typed":7}`, true},
@@ -195,6 +200,31 @@ func FuzzFastCheck(f *testing.F) {
 		if s.fast.fastCheck(input) {
 			if err := s.validateFully(input); err != nil {
 				t.Fatalf("the quick check accepted %q, the full validator refuses it: %v", input, err)
+			}
+		}
+	})
+}
+
+// FuzzFastCheckSchemas fuzzes the schema too: for any schema that
+// compiles, whatever the quick check accepts, the full validator must.
+func FuzzFastCheckSchemas(f *testing.F) {
+	raw, err := Infer(reflect.TypeOf(fastType{}))
+	require.NoError(f, err)
+	docs := map[string]string{"inferred": string(raw)}
+	for name, doc := range fastDocs {
+		docs[name] = doc
+	}
+	for _, tc := range fastCases {
+		f.Add([]byte(docs[tc.schema]), []byte(tc.input))
+	}
+	f.Fuzz(func(t *testing.T, doc, input []byte) {
+		s, err := Compile(doc)
+		if err != nil {
+			return
+		}
+		if s.fast.fastCheck(input) {
+			if err := s.validateFully(input); err != nil {
+				t.Fatalf("schema %s: the quick check accepted %q, the full validator refuses it: %v", doc, input, err)
 			}
 		}
 	})
