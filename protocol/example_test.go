@@ -3,6 +3,7 @@ package protocol_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -90,6 +91,27 @@ func ExampleSign() {
 	// Output:
 	// t=1767225600000,v1=7c5e8af8a415635e0c8beaa449795617796f409de2d76bf463a2ee2cd1f0355f
 	// 1767225600000 <nil> <nil>
+}
+
+// Checking a signed request outside a Handler, e.g. in a queue worker that
+// receives Median's calls forwarded with their header.
+func ExampleVerifySignature() {
+	key := protocol.MustParseKey(exampleKey)
+	at := time.UnixMilli(1767225600000)
+	body := []byte(`{"op":"diagnostics"}`)
+	header := key.Sign(at, body)
+
+	fmt.Println(protocol.VerifySignature(header, body, at.Add(time.Minute), protocol.DefaultTolerance, key))
+
+	err := protocol.VerifySignature(header, []byte(`{"op":"diagnostics" }`), at, protocol.DefaultTolerance, key)
+	fmt.Println(errors.Is(err, protocol.ErrInvalidSignature), protocol.ErrorCode(err))
+
+	err = protocol.VerifySignature(header, body, at.Add(time.Hour), protocol.DefaultTolerance, key)
+	fmt.Println(errors.Is(err, protocol.ErrStaleTimestamp), protocol.ErrorCode(err))
+	// Output:
+	// <nil>
+	// true invalid_signature
+	// true stale_timestamp
 }
 
 // A tool declines without failing: the refusal is answered as a result the
