@@ -247,6 +247,8 @@ var fuzzBodySeeds = []string{
 	`{}`, `[]`, `null`, `"x"`, `12`, ``, `{`, `{"tool":"a"`, "\xff\xfe", `{"a":1e999}`,
 	`{"tool":"echo","toolCallId":"c12","input":{"n":1e400},"context":{"conversationId":"c","risk":"low","visitor":{"verified":true}}}`,
 	`{"tool":"echo","toolCallId":"c13","input":{"s":"\ud800"},"context":{"conversationId":"c","risk":"low","visitor":{"verified":true}}}`,
+	`{"tool":"lookup_order","toolCallId":"c14","input":{"orderId":"A-1","quantity":99},"context":{"conversationId":"c","risk":"low","visitor":{"verified":true,"externalId":"u"}}}`,
+	`{"tool":"lookup_order","toolCallId":"c15","input":{"orderId":"A-1","quantity":1e-1000001},"context":{"conversationId":"c","risk":"low","visitor":{"verified":true,"externalId":"u"}}}`,
 }
 
 func FuzzDecodeBody(f *testing.F) {
@@ -360,6 +362,7 @@ func fuzzFirstByte(b []byte) byte {
 type fuzzOrderIn struct {
 	OrderID    string  `json:"orderId"`
 	NavigateTo *string `json:"navigateTo,omitempty"`
+	Quantity   *int    `json:"quantity,omitempty" jsonschema:"minimum=1,maximum=99"`
 }
 
 // fuzzServer is a Handler with two tools that count their runs, and a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -99,6 +100,19 @@ func TestInvalidInputListsEveryProblem(t *testing.T) {
 	assert.NotContains(t, msg, "richInput", "no Go type names")
 	assert.Zero(t, runs.get())
 	requireResult(t, h.Serve(context.Background(), post(toolCall("rich", "c2", `{"orderId":"A-1","amount":1.5,"items":["x"],"kind":"refund"}`))))
+}
+
+// A number whose exponent math/big refuses made the validator panic on a
+// bounded field (found in review): it is now answered invalid_input, with
+// or without a bound, and the tool does not run.
+func TestInexactNumberIsInvalidInput(t *testing.T) {
+	runs := &int64Counter{}
+	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(runs)}})
+	for i, input := range []string{`{"orderId":1e1000001}`, `{"orderId":1e-1000001}`, `{"orderId":1,"extra":[2e9999999]}`} {
+		msg := requireError(t, h.Serve(context.Background(), post(toolCall("echo", fmt.Sprintf("inexact_%d", i), input))), http.StatusBadRequest, CodeInvalidInput)
+		assert.Contains(t, msg, "number out of range", input)
+	}
+	assert.Zero(t, runs.get())
 }
 
 func TestUnknownTool(t *testing.T) {

@@ -3,6 +3,7 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/big"
 	"regexp"
@@ -19,7 +20,7 @@ import (
 // pattern, numeric bounds, item counts, and the oneOf [X, null] that
 // `jsonschema:"nullable"` produces). The quick check only ever answers "valid
 // for sure"; on anything else — an invalid value, a keyword it does not
-// cover, a number on a bound it cannot compare cheaply — the full validator
+// cover, a number that math/big could not hold exactly — the full validator
 // decides and writes the problems. FuzzFastCheck holds the two to that.
 type fastNode struct {
 	opaque  bool     // a keyword the quick check does not cover: never sure
@@ -49,10 +50,9 @@ type fastNode struct {
 
 // fastField is a property an object schema names.
 type fastField struct {
-	name   string
-	node   *fastNode // from properties; nil when only required
-	listed bool      // named in properties
-	bit    int       // its bit among the required, or -1
+	name string
+	node *fastNode // from properties; nil when only required
+	bit  int       // its bit among the required, or -1
 }
 
 // manyFields is the count of fields above which lookups use a map.
@@ -66,7 +66,7 @@ func (n *fastNode) finish() {
 		if !ok {
 			bit = -1
 		}
-		n.fields = append(n.fields, fastField{name: name, node: p, listed: true, bit: bit})
+		n.fields = append(n.fields, fastField{name: name, node: p, bit: bit})
 	}
 	for name, bit := range n.required {
 		if _, ok := n.props[name]; !ok {
@@ -133,10 +133,18 @@ var annotations = map[string]bool{
 	"contentEncoding": true, "contentMediaType": true,
 }
 
+// draft2020 are the ways of naming draft 2020-12 in "$schema".
+var draft2020 = map[string]bool{
+	"https://json-schema.org/draft/2020-12/schema":  true,
+	"https://json-schema.org/draft/2020-12/schema#": true,
+	"http://json-schema.org/draft/2020-12/schema":   true,
+	"http://json-schema.org/draft/2020-12/schema#":  true,
+}
+
 // compileFast compiles a schema document (decoded with json.Number numbers)
 // for the quick check. It never fails: what it cannot cover is opaque.
 func compileFast(doc any) *fastNode {
-	if obj, ok := doc.(map[string]any); ok && obj["$schema"] != nil && obj["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
+	if obj, ok := doc.(map[string]any); ok && obj["$schema"] != nil && !draft2020[fmt.Sprint(obj["$schema"])] {
 		return &fastNode{opaque: true} // another draft: other rules
 	}
 	return fastSchema(doc, 0)
@@ -332,7 +340,7 @@ const maxFastDepth = 64
 // fastCheck reports whether input is, for sure, valid against n: a single
 // JSON value with nothing but space around it.
 func (n *fastNode) fastCheck(input []byte) bool {
-	if n == nil || n.opaque {
+	if n == nil || n.opaque || mayBeInexact(input) {
 		return false
 	}
 	s := fastInput{b: input}
@@ -342,6 +350,36 @@ func (n *fastNode) fastCheck(input []byte) bool {
 	}
 	s.space()
 	return s.i == len(s.b)
+}
+
+// mayBeInexact reports whether input may hold a number that math/big cannot
+// hold exactly (a decimal exponent beyond ±1,000,000, counting fraction
+// digits), which Validate refuses: an exponent of six digits or more, or an
+// input long enough for half a million fraction digits. It may say yes for
+// text inside strings; that only sends the input to the full validator.
+func mayBeInexact(input []byte) bool {
+	if len(input) >= 500_000 {
+		return true
+	}
+	for i := bytes.IndexAny(input, "eE"); i >= 0; {
+		j := i + 1
+		if j < len(input) && (input[j] == '+' || input[j] == '-') {
+			j++
+		}
+		k := j
+		for k < len(input) && input[k] >= '0' && input[k] <= '9' {
+			k++
+		}
+		if k-j >= 6 {
+			return true
+		}
+		next := bytes.IndexAny(input[i+1:], "eE")
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return false
 }
 
 // fastInput walks raw JSON. Every method reports false as soon as the input
@@ -436,7 +474,7 @@ func (s *fastInput) object(n *fastNode, depth int) bool {
 		if n != nil {
 			f := n.field(key)
 			switch {
-			case f != nil && f.listed:
+			case f != nil && f.node != nil:
 				sub = f.node
 			case n.noExtra:
 				return false
@@ -514,7 +552,8 @@ func (n *fastNode) itemCount(count int) bool {
 
 // str reads a string and returns its value: the raw bytes when it has no
 // escapes, else what encoding/json decodes (the value the full validator
-// sees). Raw invalid UTF-8 or a control character is not sure.
+// sees). A string without escapes in invalid UTF-8 (which encoding/json
+// would change) or with a control character is not sure.
 func (s *fastInput) str() ([]byte, bool) {
 	start := s.i + 1
 	escaped, ascii := false, true
@@ -533,7 +572,7 @@ func (s *fastInput) str() ([]byte, bool) {
 			return []byte(out), true
 		case c == '\\':
 			escaped = true
-			i++ // skip the escaped byte (a quote or a backslash)
+			i++ // skip the escaped byte, so an escaped quote does not end the string
 		case c < 0x20:
 			return nil, false
 		case c >= utf8.RuneSelf:
@@ -647,7 +686,7 @@ func (n *fastNode) checkNumber(lit []byte, whole bool) bool {
 	if !ok {
 		var err error
 		if f, err = strconv.ParseFloat(string(lit), 64); err != nil {
-			return false // out of float64's range: let the full validator judge
+			return false // overflows float64: let the full validator judge
 		}
 	}
 	for _, b := range n.bounds {

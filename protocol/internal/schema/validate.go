@@ -59,10 +59,20 @@ func (e *ValidationError) Error() string {
 // float64. An input the quick check finds valid for sure is accepted
 // without a generic decode; every other input goes to the full validator,
 // which writes the problems.
-func (s *Schema) Validate(input []byte) error {
+//
+// A number that cannot be held exactly (a decimal exponent beyond ±1,000,000,
+// e.g. 1e1000001) is refused wherever it is: the validator compares numbers
+// exactly and would fail on it. A panic anywhere in validation is answered
+// as a problem, never passed on.
+func (s *Schema) Validate(input []byte) (err error) {
 	if s == nil || s.compiled == nil {
 		return errors.New("schema: Validate called on a nil or uncompiled *Schema; use Compile")
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = &ValidationError{Problems: []Problem{{Path: "", Message: "the input could not be checked against the schema"}}}
+		}
+	}()
 	if s.fast.fastCheck(input) {
 		return nil
 	}
@@ -75,6 +85,9 @@ func (s *Schema) validateFully(input []byte) error {
 	if err != nil {
 		return &ValidationError{Problems: []Problem{{Path: "", Message: "input is not valid JSON: " + jsonErrorText(err)}}}
 	}
+	if probs := inexactNumbers(doc); len(probs) > 0 {
+		return &ValidationError{Problems: probs}
+	}
 	err = s.compiled.Validate(doc)
 	if err == nil {
 		return nil
@@ -84,6 +97,35 @@ func (s *Schema) validateFully(input []byte) error {
 		return &ValidationError{Problems: []Problem{{Path: "", Message: stripURLs(err.Error())}}}
 	}
 	return &ValidationError{Problems: problemsFrom(ve, doc)}
+}
+
+// inexactNumbers returns a problem, sorted by path, for each number in doc
+// that math/big cannot hold exactly (a decimal exponent beyond ±1,000,000):
+// the validator would fail comparing it.
+func inexactNumbers(doc any) []Problem {
+	var out []Problem
+	var walk func(v any, loc []string)
+	walk = func(v any, loc []string) {
+		switch v := v.(type) {
+		case json.Number:
+			if len(v) > 24 || strings.ContainsAny(string(v), "eE") {
+				if _, ok := new(big.Rat).SetString(string(v)); !ok {
+					out = append(out, Problem{Path: formatPath(loc, doc), Message: "number out of range: its exponent is beyond ±1,000,000"})
+				}
+			}
+		case map[string]any:
+			for k, e := range v {
+				walk(e, append(loc[:len(loc):len(loc)], k))
+			}
+		case []any:
+			for i, e := range v {
+				walk(e, append(loc[:len(loc):len(loc)], strconv.Itoa(i)))
+			}
+		}
+	}
+	walk(doc, nil)
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
 }
 
 func decodeInput(input []byte) (any, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -240,5 +241,30 @@ func BenchmarkValidateSmall(b *testing.B) {
 		if err := s.Validate(input); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestValidateRefusesInexactNumbers: a number math/big cannot hold exactly
+// would make the validator fail; it is refused, with its path, wherever it is.
+func TestValidateRefusesInexactNumbers(t *testing.T) {
+	s := mustCompile(t, `{"type":"object","properties":{"x":{"type":"number","maximum":1},"list":{"type":"array"}}}`)
+	for input, want := range map[string]string{
+		`{"x":1e-1000001}`:                    "x: number out of range: its exponent is beyond ±1,000,000",
+		`{"x":1E+1000001}`:                    "x: number out of range: its exponent is beyond ±1,000,000",
+		`{"x":0,"list":[1,{"y":-1e9999999}]}`: "list[1].y: number out of range: its exponent is beyond ±1,000,000",
+		`{"x":1.55e-999999}`:                  "x: number out of range: its exponent is beyond ±1,000,000",
+	} {
+		t.Run(input, func(t *testing.T) {
+			assert.EqualError(t, s.Validate([]byte(input)), want)
+		})
+	}
+	t.Run("a million fraction digits", func(t *testing.T) {
+		input := `{"x":0.` + strings.Repeat("0", 1_000_001) + `1}`
+		assert.EqualError(t, s.Validate([]byte(input)), "x: number out of range: its exponent is beyond ±1,000,000")
+	})
+	for _, input := range []string{`{"x":1e-99999}`, `{"x":1.5e-999999}`, `{"x":-1e999999}`, `{"list":[1e0000001]}`} {
+		t.Run(input, func(t *testing.T) {
+			assert.NoError(t, s.Validate([]byte(input)), "math/big holds it, the validator compares it")
+		})
 	}
 }
