@@ -54,6 +54,19 @@ func (h *Handler) safeRun(ctx context.Context, call *Call) (result any, err erro
 	return call.run(ctx)
 }
 
+// safePrepare decodes the call's input for tool, turning a panic in the
+// user code it runs (the input type's UnmarshalJSON or Validate) into a
+// failed tool.
+func (h *Handler) safePrepare(ctx context.Context, tool *Tool, call *Call) (run func(context.Context) (any, error), err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.logPanic(ctx, call.Tool, call.ToolCallID, p)
+			run, err = nil, newError(CodeExecutionFailed, fmt.Sprintf("tool %s failed unexpectedly", call.Tool))
+		}
+	}()
+	return tool.prepare(call)
+}
+
 // logPanic logs a recovered panic with its stack.
 func (h *Handler) logPanic(ctx context.Context, tool, callID string, p any) {
 	h.log.ErrorContext(ctx, "median: tool panicked", "tool", tool, "toolCallId", callID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))

@@ -340,7 +340,7 @@ func (h *Handler) check(ctx context.Context, req Request, lookup bool) (*Call, R
 			return call, errorResponse(e), false
 		}
 		if lookup {
-			run, err := tool.prepare(call)
+			run, err := h.safePrepare(ctx, tool, call)
 			if err != nil {
 				return call, errorResponse(asError(err)), false
 			}
@@ -407,7 +407,7 @@ func (h *Handler) claim(ctx context.Context, call *Call, body []byte) (Response,
 			lease = t.timeout + 10*time.Second
 		}
 	}
-	res, err := h.store.Claim(ctx, call.ToolCallID, fp, lease)
+	res, err := storeClaim(ctx, h.store, call.ToolCallID, fp, lease)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return errorResponse(newError(CodeExecutionFailed, "the request ended while another request with the same toolCallId was still running")), false
@@ -422,6 +422,27 @@ func (h *Handler) claim(ctx context.Context, call *Call, body []byte) (Response,
 	}
 	call.claim = &claim{store: h.store, fingerprint: fp}
 	return Response{}, true
+}
+
+// storeClaim calls s.Claim, turning a panic in it into an error: a broken
+// store fails the call, it does not take the server down.
+func storeClaim(ctx context.Context, s Store, id, fp string, lease time.Duration) (res ClaimResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = ClaimResult{}, fmt.Errorf("the replay store panicked in Claim: %v", p)
+		}
+	}()
+	return s.Claim(ctx, id, fp, lease)
+}
+
+// storeSave calls s.Save, turning a panic in it into an error.
+func storeSave(ctx context.Context, s Store, id, fp string, answer []byte, ttl time.Duration) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the replay store panicked in Save: %v", p)
+		}
+	}()
+	return s.Save(ctx, id, fp, answer, ttl)
 }
 
 // storedResponse rebuilds an answer kept by the replay store. The store keeps
@@ -452,7 +473,7 @@ func (h *Handler) save(ctx context.Context, call *Call, resp Response) {
 	call.claim = nil
 	// The answer must be kept even when the caller has gone away.
 	ctx = context.WithoutCancel(ctx)
-	if err := c.store.Save(ctx, call.ToolCallID, c.fingerprint, resp.Body, h.ttl); err != nil {
+	if err := storeSave(ctx, c.store, call.ToolCallID, c.fingerprint, resp.Body, h.ttl); err != nil {
 		h.log.ErrorContext(ctx, "median: replay store could not save the answer; a repeat of this call may run the tool again", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
 	}
 }

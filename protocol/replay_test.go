@@ -150,3 +150,38 @@ func TestCoreUsesStore(t *testing.T) {
 	assert.Equal(t, int64(1), runs.get())
 	assert.Len(t, logs.find(t, "replay store failed"), 1)
 }
+
+// panickingStore panics in Claim or Save, as a broken custom Store might.
+type panickingStore struct {
+	inner   *MemoryStore
+	inClaim bool
+}
+
+func (s *panickingStore) Claim(ctx context.Context, id, fp string, lease time.Duration) (ClaimResult, error) {
+	if s.inClaim {
+		panic("claim exploded")
+	}
+	return s.inner.Claim(ctx, id, fp, lease)
+}
+
+func (s *panickingStore) Save(context.Context, string, string, []byte, time.Duration) error {
+	panic("save exploded")
+}
+
+// TestPanickingStore: a store that panics fails the call the way a store
+// error does, and never takes the server down.
+func TestPanickingStore(t *testing.T) {
+	store := &panickingStore{inner: NewMemoryStore(MemoryStoreOptions{}), inClaim: true}
+	runs := &int64Counter{}
+	h, logs := newHandler(t, Config{Tools: []*Tool{echoTool(runs)}, Store: store})
+	msg := requireError(t, h.Serve(context.Background(), post(toolCall("echo", "call_p1", `{"orderId":3}`))), http.StatusOK, CodeExecutionFailed)
+	assert.Contains(t, msg, "not run")
+	assert.Zero(t, runs.get())
+	assert.Contains(t, logs.String(), "claim exploded")
+
+	// Save panics after the tool ran: the answer is still sent, the failure logged.
+	store.inClaim = false
+	requireResult(t, h.Serve(context.Background(), post(toolCall("echo", "call_p2", `{"orderId":3}`))))
+	assert.Equal(t, int64(1), runs.get())
+	assert.Contains(t, logs.String(), "save exploded")
+}

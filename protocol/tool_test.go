@@ -75,6 +75,55 @@ func TestValidateMethod(t *testing.T) {
 	assert.Equal(t, int64(2), runs.get())
 }
 
+// panickyInput panics in Validate when Mode is "validate" and in
+// UnmarshalJSON when it is "decode": user code the core runs before the tool.
+type panickyInput struct {
+	Mode string `json:"mode"`
+}
+
+func (p *panickyInput) Validate() error {
+	if p.Mode == "validate" {
+		panic("validate exploded")
+	}
+	return nil
+}
+
+type panickyField struct{}
+
+func (*panickyField) UnmarshalJSON([]byte) error { panic("decode exploded") }
+
+type panickyDecodeInput struct {
+	Field *panickyField `json:"field,omitempty"`
+}
+
+// TestPanicBeforeTheToolIsAnsweredAsFailure: a panic in the input type's
+// Validate or UnmarshalJSON is recovered, logged with its stack and answered
+// 200 execution_failed; the tool does not run and the Handler keeps serving.
+func TestPanicBeforeTheToolIsAnsweredAsFailure(t *testing.T) {
+	runs := &int64Counter{}
+	a := NewTool("validate_panics", RiskLow, "Panics in Validate.", func(ctx context.Context, c ToolCall[panickyInput]) (string, error) {
+		runs.add()
+		return "ok", nil
+	})
+	b := NewTool("decode_panics", RiskLow, "Panics in UnmarshalJSON.", func(ctx context.Context, c ToolCall[panickyDecodeInput]) (string, error) {
+		runs.add()
+		return "ok", nil
+	})
+	h, logs := newHandler(t, Config{Tools: []*Tool{a, b}})
+	msg := requireError(t, h.Serve(context.Background(), post(toolCall("validate_panics", "p1", `{"mode":"validate"}`))), http.StatusOK, CodeExecutionFailed)
+	assert.Equal(t, "tool validate_panics failed unexpectedly", msg)
+	msg = requireError(t, h.Serve(context.Background(), post(toolCall("decode_panics", "p2", `{"field":{}}`))), http.StatusOK, CodeExecutionFailed)
+	assert.Equal(t, "tool decode_panics failed unexpectedly", msg)
+	assert.Zero(t, runs.get())
+	assert.Contains(t, logs.String(), "validate exploded")
+	assert.Contains(t, logs.String(), "decode exploded")
+	assert.Contains(t, logs.String(), "panickyField", "the stack is logged")
+
+	requireResult(t, h.Serve(context.Background(), post(toolCall("validate_panics", "p3", `{"mode":"fine"}`))))
+	requireResult(t, h.Serve(context.Background(), post(toolCall("decode_panics", "p4", `{}`))))
+	assert.Equal(t, int64(2), runs.get())
+}
+
 type richInput struct {
 	OrderID string   `json:"orderId" jsonschema:"minLength=3"`
 	Amount  float64  `json:"amount" jsonschema:"minimum=0"`
