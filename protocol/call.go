@@ -159,7 +159,9 @@ func jsonKind(kind string) string {
 }
 
 // wholeNumbersAsIntegers rewrites numbers such as 5.0 or 1e2 that are whole
-// as plain integers (5, 100). It reports false when nothing changed.
+// and fit in 64 bits as plain integers (5, 100); larger ones could not go
+// into an integer field anyway, and writing them out in full could take
+// a great deal of memory. It reports false when nothing changed.
 func wholeNumbersAsIntegers(raw []byte) ([]byte, bool) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -180,8 +182,9 @@ func wholeNumbersAsIntegers(raw []byte) ([]byte, bool) {
 				t[i] = walk(e)
 			}
 		case json.Number:
-			if strings.ContainsAny(string(t), ".eE") {
-				if f, ok := new(big.Float).SetPrec(256).SetString(string(t)); ok && f.IsInt() {
+			if len(t) <= 40 && strings.ContainsAny(string(t), ".eE") {
+				// |f| < 2^64 is checked before Int, which would build the whole number.
+				if f, ok := new(big.Float).SetPrec(256).SetString(string(t)); ok && f.IsInt() && f.MantExp(nil) <= 64 {
 					i, _ := f.Int(nil)
 					changed = true
 					return json.Number(i.String())

@@ -151,16 +151,33 @@ func TestInvalidInputListsEveryProblem(t *testing.T) {
 	requireResult(t, h.Serve(context.Background(), post(toolCall("rich", "c2", `{"orderId":"A-1","amount":1.5,"items":["x"],"kind":"refund"}`))))
 }
 
-// A number whose exponent math/big refuses made the validator panic on a
-// bounded field (found in review): it is now answered invalid_input, with
-// or without a bound, and the tool does not run.
-func TestInexactNumberIsInvalidInput(t *testing.T) {
+// Numbers written beyond the limits are answered invalid_input at once (a
+// huge exponent made the validator panic on a bounded field, and math/big
+// spend seconds on others; both found in review), with or without a bound,
+// and the tool does not run. A whole number too large for the field is
+// refused with a short message, never written out in full.
+func TestWildNumberIsInvalidInput(t *testing.T) {
 	runs := &int64Counter{}
 	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(runs)}})
-	for i, input := range []string{`{"orderId":1e1000001}`, `{"orderId":1e-1000001}`, `{"orderId":1,"extra":[2e9999999]}`} {
-		msg := requireError(t, h.Serve(context.Background(), post(toolCall("echo", fmt.Sprintf("inexact_%d", i), input))), http.StatusBadRequest, CodeInvalidInput)
+	for i, input := range []string{`{"orderId":1e1000001}`, `{"orderId":1e-1000001}`, `{"orderId":1,"extra":[2e9999999]}`, `{"orderId":1,"x":[` + strings.Repeat("1e999999,", 99) + `1]}`} {
+		msg := requireError(t, h.Serve(context.Background(), post(toolCall("echo", fmt.Sprintf("wild_%d", i), input))), http.StatusBadRequest, CodeInvalidInput)
 		assert.Contains(t, msg, "number out of range", input)
 	}
+	for i, input := range []string{`{"orderId":1e300}`, `{"orderId":1e19}`, `{"orderId":99999999999999999999999}`} {
+		msg := requireError(t, h.Serve(context.Background(), post(toolCall("echo", fmt.Sprintf("big_%d", i), input))), http.StatusBadRequest, CodeInvalidInput)
+		assert.Less(t, len(msg), 200, "%s: %s", input, msg)
+	}
+	assert.Zero(t, runs.get())
+}
+
+// A key that differs from a declared property only in case is refused:
+// encoding/json would bind it to the field past the schema (found in review:
+// {"ORDERID":-5} reached a tool whose orderId has minimum 1).
+func TestKeyDifferingOnlyInCaseIsInvalidInput(t *testing.T) {
+	runs := &int64Counter{}
+	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(runs)}})
+	msg := requireError(t, h.Serve(context.Background(), post(toolCall("echo", "case_1", `{"orderId":5,"ORDERID":-5,"NOTE":"this note is far longer than twenty characters"}`))), http.StatusBadRequest, CodeInvalidInput)
+	assert.Equal(t, `NOTE: unknown field; property names are case-sensitive: did you mean "note"?; ORDERID: unknown field; property names are case-sensitive: did you mean "orderId"?`, msg)
 	assert.Zero(t, runs.get())
 }
 

@@ -20,7 +20,7 @@ import (
 // pattern, numeric bounds, item counts, and the oneOf [X, null] that
 // `jsonschema:"nullable"` produces). The quick check only ever answers "valid
 // for sure"; on anything else — an invalid value, a keyword it does not
-// cover, a number that math/big could not hold exactly — the full validator
+// cover, a number written beyond Validate's limits — the full validator
 // decides and writes the problems. FuzzFastCheck holds the two to that.
 type fastNode struct {
 	opaque  bool     // a keyword the quick check does not cover: never sure
@@ -95,6 +95,16 @@ func (n *fastNode) field(key []byte) *fastField {
 		}
 	}
 	return nil
+}
+
+// foldsToField reports whether key matches one of n's fields except for case.
+func (n *fastNode) foldsToField(key []byte) bool {
+	for i := range n.fields {
+		if n.fields[i].node != nil && bytes.EqualFold([]byte(n.fields[i].name), key) {
+			return true
+		}
+	}
+	return false
 }
 
 // typeMask is a set of JSON types.
@@ -340,7 +350,7 @@ const maxFastDepth = 64
 // fastCheck reports whether input is, for sure, valid against n: a single
 // JSON value with nothing but space around it.
 func (n *fastNode) fastCheck(input []byte) bool {
-	if n == nil || n.opaque || mayBeInexact(input) {
+	if n == nil || n.opaque {
 		return false
 	}
 	s := fastInput{b: input}
@@ -352,35 +362,35 @@ func (n *fastNode) fastCheck(input []byte) bool {
 	return s.i == len(s.b)
 }
 
-// mayBeInexact reports whether input may hold a number that math/big cannot
-// hold exactly (a decimal exponent beyond ±1,000,000, counting fraction
-// digits), which Validate refuses: an exponent of six digits or more, or an
-// input long enough for half a million fraction digits. It may say yes for
-// text inside strings; that only sends the input to the full validator.
-func mayBeInexact(input []byte) bool {
-	if len(input) >= 500_000 {
-		return true
-	}
-	for i := bytes.IndexAny(input, "eE"); i >= 0; {
-		j := i + 1
-		if j < len(input) && (input[j] == '+' || input[j] == '-') {
-			j++
+// mayHaveWildNumber reports whether input may hold a number written
+// beyond the limits Validate enforces (maxNumberLength, maxNumberExponent):
+// an exponent of three digits or more, or a run of 40 digits (a literal of
+// over 128 characters has one). It may say yes for text inside strings;
+// that only sends the input to the full validator.
+func mayHaveWildNumber(input []byte) bool {
+	run := 0
+	for i, c := range input {
+		switch {
+		case c >= '0' && c <= '9':
+			if run++; run >= 40 {
+				return true
+			}
+			continue
+		case c == 'e' || c == 'E':
+			j := i + 1
+			if j < len(input) && (input[j] == '+' || input[j] == '-') {
+				j++
+			}
+			if k := j + 2; k < len(input) && isDigit(input[j]) && isDigit(input[j+1]) && isDigit(input[k]) {
+				return true
+			}
 		}
-		k := j
-		for k < len(input) && input[k] >= '0' && input[k] <= '9' {
-			k++
-		}
-		if k-j >= 6 {
-			return true
-		}
-		next := bytes.IndexAny(input[i+1:], "eE")
-		if next < 0 {
-			break
-		}
-		i += 1 + next
+		run = 0
 	}
 	return false
 }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // fastInput walks raw JSON. Every method reports false as soon as the input
 // is not valid for sure (or not JSON at all).
@@ -403,9 +413,10 @@ func (s *fastInput) space() {
 // value checks the next value against n (nil: anything goes) and moves past it.
 func (s *fastInput) value(n *fastNode, depth int) bool {
 	if n == nil {
+		start := s.i
 		end, ok := jsonscan.Skip(s.b, s.i, maxFastDepth-depth)
 		s.i = end
-		return ok
+		return ok && !mayHaveWildNumber(s.b[start:end])
 	}
 	if n.opaque || depth > maxFastDepth || s.i >= len(s.b) {
 		return false
@@ -426,7 +437,7 @@ func (s *fastInput) value(n *fastNode, depth int) bool {
 		return n.allows(tNull) && s.literal("null") && !n.enumOnly()
 	case c == '-' || c >= '0' && c <= '9':
 		lit, whole, ok := s.number()
-		return ok && !n.enumOnly() && n.checkNumber(lit, whole)
+		return ok && !n.enumOnly() && !mayHaveWildNumber(lit) && n.checkNumber(lit, whole)
 	}
 	return false
 }
@@ -473,6 +484,9 @@ func (s *fastInput) object(n *fastNode, depth int) bool {
 		var sub *fastNode
 		if n != nil {
 			f := n.field(key)
+			if f == nil && n.foldsToField(key) {
+				return false // a case variant of a property: the full path refuses it
+			}
 			switch {
 			case f != nil && f.node != nil:
 				sub = f.node

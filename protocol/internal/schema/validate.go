@@ -60,10 +60,11 @@ func (e *ValidationError) Error() string {
 // without a generic decode; every other input goes to the full validator,
 // which writes the problems.
 //
-// A number that cannot be held exactly (a decimal exponent beyond ±1,000,000,
-// e.g. 1e1000001) is refused wherever it is: the validator compares numbers
-// exactly and would fail on it. A panic anywhere in validation is answered
-// as a problem, never passed on.
+// A number written with more than 128 characters or with an exponent
+// beyond ±400 is refused wherever it is, before any arithmetic. A key that
+// differs from a declared property only in case is refused too:
+// encoding/json would bind it to that property, past the schema. A panic
+// anywhere in validation is answered as a problem, never passed on.
 func (s *Schema) Validate(input []byte) (err error) {
 	if s == nil || s.compiled == nil {
 		return errors.New("schema: Validate called on a nil or uncompiled *Schema; use Compile")
@@ -85,46 +86,83 @@ func (s *Schema) validateFully(input []byte) error {
 	if err != nil {
 		return &ValidationError{Problems: []Problem{{Path: "", Message: "input is not valid JSON: " + jsonErrorText(err)}}}
 	}
-	if probs := inexactNumbers(doc); len(probs) > 0 {
-		return &ValidationError{Problems: probs}
+	if probs := wildNumbers(doc); len(probs) > 0 {
+		return &ValidationError{Problems: sortProblems(probs)}
 	}
+	probs := caseMismatches(doc, s.shape)
 	err = s.compiled.Validate(doc)
-	if err == nil {
+	var ve *jsonschema.ValidationError
+	switch {
+	case err == nil:
+	case errors.As(err, &ve):
+		probs = append(probs, problemsFrom(ve, doc)...)
+	default:
+		probs = append(probs, Problem{Path: "", Message: stripURLs(err.Error())})
+	}
+	if len(probs) == 0 {
 		return nil
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return &ValidationError{Problems: []Problem{{Path: "", Message: stripURLs(err.Error())}}}
-	}
-	return &ValidationError{Problems: problemsFrom(ve, doc)}
+	return &ValidationError{Problems: sortProblems(probs)}
 }
 
-// inexactNumbers returns a problem, sorted by path, for each number in doc
-// that math/big cannot hold exactly (a decimal exponent beyond ±1,000,000):
-// the validator would fail comparing it.
-func inexactNumbers(doc any) []Problem {
-	var out []Problem
-	var walk func(v any, loc []string)
-	walk = func(v any, loc []string) {
+// Limits on how a number may be written in an input. Beyond them a number
+// is refused before any arithmetic: exact comparison of such numbers costs
+// time and memory that grow with their size, and no tool needs them.
+const (
+	maxNumberLength   = 128 // characters of the literal
+	maxNumberExponent = 400 // |exponent| after e or E (float64 ends near 1e308)
+)
+
+// numberProblem says what is wrong with the literal n, or "".
+func numberProblem(n string) string {
+	if len(n) > maxNumberLength {
+		return fmt.Sprintf("number out of range: it is written with more than %d characters", maxNumberLength)
+	}
+	if i := strings.IndexAny(n, "eE"); i >= 0 {
+		exp, err := strconv.Atoi(strings.TrimPrefix(n[i+1:], "+"))
+		if err != nil || exp > maxNumberExponent || exp < -maxNumberExponent {
+			return fmt.Sprintf("number out of range: its exponent is beyond ±%d", maxNumberExponent)
+		}
+	}
+	return ""
+}
+
+// walkDoc calls visit for every value in doc with its location, keys and
+// indexes from the root, in one shared slice: copy it to keep it.
+func walkDoc(doc any, visit func(v any, loc []string)) {
+	var loc []string
+	var walk func(v any)
+	walk = func(v any) {
+		visit(v, loc)
 		switch v := v.(type) {
-		case json.Number:
-			if len(v) > 24 || strings.ContainsAny(string(v), "eE") {
-				if _, ok := new(big.Rat).SetString(string(v)); !ok {
-					out = append(out, Problem{Path: formatPath(loc, doc), Message: "number out of range: its exponent is beyond ±1,000,000"})
-				}
-			}
 		case map[string]any:
 			for k, e := range v {
-				walk(e, append(loc[:len(loc):len(loc)], k))
+				loc = append(loc, k)
+				walk(e)
+				loc = loc[:len(loc)-1]
 			}
 		case []any:
 			for i, e := range v {
-				walk(e, append(loc[:len(loc):len(loc)], strconv.Itoa(i)))
+				loc = append(loc, strconv.Itoa(i))
+				walk(e)
+				loc = loc[:len(loc)-1]
 			}
 		}
 	}
-	walk(doc, nil)
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	walk(doc)
+}
+
+// wildNumbers returns a problem for each number in doc written beyond the
+// limits above.
+func wildNumbers(doc any) []Problem {
+	var out []Problem
+	walkDoc(doc, func(v any, loc []string) {
+		if n, ok := v.(json.Number); ok {
+			if msg := numberProblem(string(n)); msg != "" {
+				out = append(out, Problem{Path: formatPath(loc, doc), Message: msg})
+			}
+		}
+	})
 	return out
 }
 
@@ -157,6 +195,11 @@ var urlPattern = regexp.MustCompile(`\s*'?"?[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'"]*'?
 func problemsFrom(ve *jsonschema.ValidationError, doc any) []Problem {
 	var out []Problem
 	collect(ve, doc, &out)
+	return sortProblems(out)
+}
+
+// sortProblems sorts problems by path then message and drops duplicates.
+func sortProblems(out []Problem) []Problem {
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Path != out[j].Path {
 			return out[i].Path < out[j].Path

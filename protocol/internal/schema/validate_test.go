@@ -244,27 +244,62 @@ func BenchmarkValidateSmall(b *testing.B) {
 	}
 }
 
-// TestValidateRefusesInexactNumbers: a number math/big cannot hold exactly
-// would make the validator fail; it is refused, with its path, wherever it is.
-func TestValidateRefusesInexactNumbers(t *testing.T) {
+// TestValidateRefusesWildNumbers: a number written with more than 128
+// characters or an exponent beyond ±400 is refused, with its path, wherever
+// it is, and quickly (math/big would spend seconds on some, and the
+// validator panicked on others).
+func TestValidateRefusesWildNumbers(t *testing.T) {
 	s := mustCompile(t, `{"type":"object","properties":{"x":{"type":"number","maximum":1},"list":{"type":"array"}}}`)
+	const exp, long = "number out of range: its exponent is beyond ±400", "number out of range: it is written with more than 128 characters"
 	for input, want := range map[string]string{
-		`{"x":1e-1000001}`:                    "x: number out of range: its exponent is beyond ±1,000,000",
-		`{"x":1E+1000001}`:                    "x: number out of range: its exponent is beyond ±1,000,000",
-		`{"x":0,"list":[1,{"y":-1e9999999}]}`: "list[1].y: number out of range: its exponent is beyond ±1,000,000",
-		`{"x":1.55e-999999}`:                  "x: number out of range: its exponent is beyond ±1,000,000",
+		`{"x":1e-1000001}`:                                  "x: " + exp,
+		`{"x":1E+401}`:                                      "x: " + exp,
+		`{"x":1e-401}`:                                      "x: " + exp,
+		`{"x":0,"list":[1,{"y":-1e9999999}]}`:               "list[1].y: " + exp,
+		`{"x":0,"list":[1e999999,1e999999,2]}`:              "list[0]: " + exp + "; list[1]: " + exp,
+		`{"x":0.` + strings.Repeat("0", 127) + `1}`:         "x: " + long,
+		`{"x":1,"list":[` + strings.Repeat("9", 200) + `]}`: "list[0]: " + long,
 	} {
-		t.Run(input, func(t *testing.T) {
+		t.Run(input[:min(len(input), 40)], func(t *testing.T) {
 			assert.EqualError(t, s.Validate([]byte(input)), want)
 		})
 	}
-	t.Run("a million fraction digits", func(t *testing.T) {
-		input := `{"x":0.` + strings.Repeat("0", 1_000_001) + `1}`
-		assert.EqualError(t, s.Validate([]byte(input)), "x: number out of range: its exponent is beyond ±1,000,000")
+	t.Run("many of them, quickly", func(t *testing.T) {
+		input := `{"x":0,"list":[` + strings.Repeat("1e999999,", 100_000) + `1]}`
+		err := s.Validate([]byte(input))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "list[99999]: "+exp)
 	})
-	for _, input := range []string{`{"x":1e-99999}`, `{"x":1.5e-999999}`, `{"x":-1e999999}`, `{"list":[1e0000001]}`} {
-		t.Run(input, func(t *testing.T) {
-			assert.NoError(t, s.Validate([]byte(input)), "math/big holds it, the validator compares it")
+	for _, input := range []string{`{"x":1e-400}`, `{"x":-1e400}`, `{"list":[1E+300]}`, `{"list":[1e0000001]}`, `{"x":0.` + strings.Repeat("0", 120) + `1}`} {
+		t.Run(input[:min(len(input), 40)], func(t *testing.T) {
+			assert.NoError(t, s.Validate([]byte(input)), "within the limits")
 		})
 	}
+}
+
+// TestValidateRefusesKeysDifferingOnlyInCase: encoding/json binds a key to
+// a field whatever its case, so a case variant of a declared property would
+// pass the schema as an unknown field and land in the field unchecked.
+func TestValidateRefusesKeysDifferingOnlyInCase(t *testing.T) {
+	raw, err := Infer(reflect.TypeOf(fastType{}))
+	require.NoError(t, err)
+	s := mustCompile(t, string(raw))
+	ok := `"orderId":"A-1","quantity":3,"lines":[{"sku":"x","price":1}]`
+	for input, want := range map[string]string{
+		`{` + ok + `,"QUANTITY":-5}`:                                                `QUANTITY: unknown field; property names are case-sensitive: did you mean "quantity"?`,
+		`{"orderId":"A-1","Quantity":3,"lines":[{"sku":"x","price":1}]}`:            `Quantity: unknown field; property names are case-sensitive: did you mean "quantity"?; quantity: required`,
+		`{"orderId":"A-1","quantity":3,"lines":[{"sku":"x","PRICE":-1,"price":1}]}`: `lines[0].PRICE: unknown field; property names are case-sensitive: did you mean "price"?`,
+		`{` + ok + `,"nick":null,"NICK":"x"}`:                                       `NICK: unknown field; property names are case-sensitive: did you mean "nick"?`,
+	} {
+		t.Run(input, func(t *testing.T) {
+			assert.False(t, s.fast.fastCheck([]byte(input)), "the quick check leaves it to the full path")
+			assert.EqualError(t, s.Validate([]byte(input)), want)
+		})
+	}
+	// Map keys (additionalProperties) and unknown keys that match nothing are free.
+	assert.NoError(t, s.Validate([]byte(`{`+ok+`,"labels":{"Quantity":"x","QUANTITY":"y"},"other":1}`)))
+	// Explicit schemas too, through anyOf branches.
+	e := mustCompile(t, `{"type":"object","anyOf":[{"properties":{"a":{"type":"integer"}}},{"properties":{"b":{"type":"string"}}}]}`)
+	assert.EqualError(t, e.Validate([]byte(`{"B":1}`)), `B: unknown field; property names are case-sensitive: did you mean "b"?`)
+	assert.NoError(t, e.Validate([]byte(`{"b":"x","c":1}`)))
 }
