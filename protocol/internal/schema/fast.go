@@ -444,11 +444,11 @@ func (s *fastInput) value(n *fastNode, depth int) bool {
 
 // allows reports whether n accepts values of JSON type t.
 func (n *fastNode) allows(t typeMask) bool {
-	return n == nil || n.types == 0 || n.types&t != 0
+	return n.types == 0 || n.types&t != 0
 }
 
 // enumOnly reports whether n accepts only some strings.
-func (n *fastNode) enumOnly() bool { return n != nil && n.hasEnum }
+func (n *fastNode) enumOnly() bool { return n.hasEnum }
 
 func (s *fastInput) literal(word string) bool {
 	if !bytes.HasPrefix(s.b[s.i:], []byte(word)) {
@@ -482,22 +482,19 @@ func (s *fastInput) object(n *fastNode, depth int) bool {
 		s.i++
 		s.space()
 		var sub *fastNode
-		if n != nil {
-			f := n.field(key)
-			if f == nil && n.foldsToField(key) {
-				return false // a case variant of a property: the full path refuses it
-			}
-			switch {
-			case f != nil && f.node != nil:
-				sub = f.node
-			case n.noExtra:
-				return false
-			default:
-				sub = n.extra
-			}
-			if f != nil && f.bit >= 0 {
-				seen |= 1 << f.bit
-			}
+		f := n.field(key)
+		switch {
+		case f != nil && f.node != nil:
+			sub = f.node
+		case f == nil && n.foldsToField(key):
+			return false // a case variant of a property: the full path refuses it
+		case n.noExtra:
+			return false
+		default:
+			sub = n.extra
+		}
+		if f != nil && f.bit >= 0 {
+			seen |= 1 << f.bit
 		}
 		if !s.value(sub, depth+1) {
 			return false
@@ -520,19 +517,12 @@ func (s *fastInput) object(n *fastNode, depth int) bool {
 
 // requiredSeen reports whether every required property was seen.
 func (n *fastNode) requiredSeen(seen uint64) bool {
-	if n == nil || len(n.required) == 0 {
-		return true
-	}
 	return seen == 1<<len(n.required)-1
 }
 
 func (s *fastInput) array(n *fastNode, depth int) bool {
 	s.i++ // [
-	var items *fastNode
-	if n != nil {
-		items = n.items
-	}
-	count := 0
+	items, count := n.items, 0
 	s.space()
 	if s.i < len(s.b) && s.b[s.i] == ']' {
 		s.i++
@@ -561,7 +551,7 @@ func (s *fastInput) array(n *fastNode, depth int) bool {
 }
 
 func (n *fastNode) itemCount(count int) bool {
-	return n == nil || count >= n.minItems && (n.maxItems < 0 || count <= n.maxItems)
+	return count >= n.minItems && (n.maxItems < 0 || count <= n.maxItems)
 }
 
 // str reads a string and returns its value: the raw bytes when it has no
@@ -598,9 +588,6 @@ func (s *fastInput) str() ([]byte, bool) {
 
 // checkString applies n's string keywords to str.
 func (n *fastNode) checkString(str []byte) bool {
-	if n == nil {
-		return true
-	}
 	if n.hasEnum {
 		found := false
 		for _, e := range n.enum {
@@ -687,9 +674,6 @@ func smallWhole(lit []byte, whole bool) (float64, bool) {
 // is a whole number but written with a fraction or exponent (1.0, 1e2) is
 // left to the full validator when n wants an integer.
 func (n *fastNode) checkNumber(lit []byte, whole bool) bool {
-	if n == nil {
-		return true
-	}
 	if n.types != 0 && n.types&tNumber == 0 && !(whole && n.types&tInteger != 0) {
 		return false
 	}
