@@ -5,6 +5,7 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -87,7 +88,9 @@ func (s *MemoryStore) Claim(ctx context.Context, id, fingerprint string, lease t
 		s.sweep(now)
 		e := s.live(id, now)
 		if e == nil {
-			e = &memoryEntry{id: id, fingerprint: fingerprint, expires: now.Add(lease)}
+			// The id may be a substring of the whole request body: keep a copy,
+			// not the body, for as long as the entry lives.
+			e = &memoryEntry{id: strings.Clone(id), fingerprint: fingerprint, expires: now.Add(lease)}
 			s.insert(e, s.running)
 			s.mu.Unlock()
 			return ClaimResult{Status: ClaimAcquired}, nil

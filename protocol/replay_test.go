@@ -6,11 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestReplaySameCall(t *testing.T) {
@@ -184,4 +187,22 @@ func TestPanickingStore(t *testing.T) {
 	requireResult(t, h.Serve(context.Background(), post(toolCall("echo", "call_p2", `{"orderId":3}`))))
 	assert.Equal(t, int64(1), runs.get())
 	assert.Contains(t, logs.String(), "save exploded")
+}
+
+// TestMemoryStoreKeepsACopyOfTheID: the decoder hands out the toolCallId as
+// a substring of the whole body, so a store that kept it as given would keep
+// every body alive for the TTL (found in review).
+func TestMemoryStoreKeepsACopyOfTheID(t *testing.T) {
+	body := strings.Repeat("x", 1<<20) + `call_1`
+	id := body[len(body)-len("call_1"):]
+	s := NewMemoryStore(MemoryStoreOptions{})
+	res, err := s.Claim(context.Background(), id, "fp", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, ClaimAcquired, res.Status)
+	require.Len(t, s.entries, 1)
+	for k, e := range s.entries {
+		assert.Equal(t, id, k)
+		assert.NotSame(t, unsafe.StringData(id), unsafe.StringData(k), "the map key is a copy")
+		assert.NotSame(t, unsafe.StringData(id), unsafe.StringData(e.id), "the entry's id is a copy")
+	}
 }

@@ -181,6 +181,28 @@ func TestKeyDifferingOnlyInCaseIsInvalidInput(t *testing.T) {
 	assert.Zero(t, runs.get())
 }
 
+type nestedInput struct {
+	Q struct {
+		N int `json:"n,omitempty" jsonschema:"minimum=0"`
+	} `json:"q"`
+}
+
+// A key given twice is refused: encoding/json decodes both copies into the
+// same struct while the schema sees only the last (found in review:
+// {"q":{"n":-5},"q":{}} reached the tool with n = -5).
+func TestDuplicateKeyIsInvalidInput(t *testing.T) {
+	runs := &int64Counter{}
+	tool := NewTool("nested", RiskLow, "Nested.", func(ctx context.Context, c ToolCall[nestedInput]) (int, error) {
+		runs.add()
+		return c.Input.Q.N, nil
+	})
+	h, _ := newHandler(t, Config{Tools: []*Tool{tool}})
+	msg := requireError(t, h.Serve(context.Background(), post(toolCall("nested", "dup_1", `{"q":{"n":-5},"q":{}}`))), http.StatusBadRequest, CodeInvalidInput)
+	assert.Equal(t, "q: given twice; each key may appear once", msg)
+	assert.Zero(t, runs.get())
+	requireResult(t, h.Serve(context.Background(), post(toolCall("nested", "dup_2", `{"q":{"n":5}}`))))
+}
+
 func TestUnknownTool(t *testing.T) {
 	obs := &observed{}
 	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(nil)}, Observer: obs.add})

@@ -18,7 +18,7 @@ const resourceURL = "urn:median:tool-input-schema"
 type Schema struct {
 	compiled *jsonschema.Schema
 	fast     *fastNode // the quick check for inputs valid for sure
-	shape    *keyShape // declared property names, to refuse case variants
+	doc      any       // the schema document, decoded, for the key checks
 }
 
 // Compile compiles raw, a JSON Schema document. Draft 2020-12 is assumed when
@@ -66,7 +66,7 @@ func Compile(raw []byte) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s", cleanCompileError(err))
 	}
-	return &Schema{compiled: compiled, fast: compileFast(doc), shape: shapeOf(doc, 0)}, nil
+	return &Schema{compiled: compiled, fast: compileFast(doc), doc: doc}, nil
 }
 
 // noLoader refuses to load any external document.

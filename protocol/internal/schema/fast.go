@@ -9,8 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"unicode/utf8"
-
-	"github.com/median-go/median/protocol/internal/jsonscan"
 )
 
 // A fastNode is one schema compiled for the quick check: a walk over the raw
@@ -81,26 +79,35 @@ func (n *fastNode) finish() {
 	}
 }
 
-// field returns the field named key, or nil.
-func (n *fastNode) field(key []byte) *fastField {
+// fieldIndex returns the index of the field named key, or -1.
+func (n *fastNode) fieldIndex(key []byte) int {
 	if n.index != nil {
 		if i, ok := n.index[string(key)]; ok {
-			return &n.fields[i]
+			return i
 		}
-		return nil
+		return -1
 	}
 	for i := range n.fields {
 		if n.fields[i].name == string(key) {
-			return &n.fields[i]
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
-// foldsToField reports whether key matches one of n's fields except for case.
-func (n *fastNode) foldsToField(key []byte) bool {
+// anything is the schema of a value nothing constrains.
+var anything = &fastNode{maxItems: -1, maxLen: -1}
+
+// maxOtherKeys bounds the keys of one object that are not fields the quick
+// check tracks for duplicates; an object with more is left to the full path.
+const maxOtherKeys = 16
+
+// foldsToProperty reports whether key matches a name declared in
+// properties only when case is ignored (encoding/json would bind it there).
+func (n *fastNode) foldsToProperty(key []byte) bool {
 	for i := range n.fields {
-		if n.fields[i].node != nil && bytes.EqualFold([]byte(n.fields[i].name), key) {
+		f := &n.fields[i]
+		if f.node != nil && f.name != string(key) && bytes.EqualFold([]byte(f.name), key) {
 			return true
 		}
 	}
@@ -413,10 +420,7 @@ func (s *fastInput) space() {
 // value checks the next value against n (nil: anything goes) and moves past it.
 func (s *fastInput) value(n *fastNode, depth int) bool {
 	if n == nil {
-		start := s.i
-		end, ok := jsonscan.Skip(s.b, s.i, maxFastDepth-depth)
-		s.i = end
-		return ok && !mayHaveWildNumber(s.b[start:end])
+		n = anything // still walked: for duplicate keys and numbers beyond the limits
 	}
 	if n.opaque || depth > maxFastDepth || s.i >= len(s.b) {
 		return false
@@ -459,8 +463,10 @@ func (s *fastInput) literal(word string) bool {
 }
 
 func (s *fastInput) object(n *fastNode, depth int) bool {
-	s.i++ // {
-	var seen uint64
+	s.i++                      // {
+	var seen, fieldSeen uint64 // required properties seen; fields seen, by index
+	var others [maxOtherKeys][]byte
+	nOthers := 0
 	s.space()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
 		s.i++
@@ -482,19 +488,41 @@ func (s *fastInput) object(n *fastNode, depth int) bool {
 		s.i++
 		s.space()
 		var sub *fastNode
-		f := n.field(key)
+		fi := n.fieldIndex(key)
+		var f *fastField
+		if fi >= 0 {
+			f = &n.fields[fi]
+		}
 		switch {
 		case f != nil && f.node != nil:
 			sub = f.node
-		case f == nil && n.foldsToField(key):
+		case n.foldsToProperty(key):
 			return false // a case variant of a property: the full path refuses it
 		case n.noExtra:
 			return false
 		default:
 			sub = n.extra
 		}
-		if f != nil && f.bit >= 0 {
-			seen |= 1 << f.bit
+		// A key seen twice is left to the full path, which refuses it.
+		if fi >= 0 {
+			if fi >= 64 || fieldSeen&(1<<fi) != 0 {
+				return false
+			}
+			fieldSeen |= 1 << fi
+			if f.bit >= 0 {
+				seen |= 1 << f.bit
+			}
+		} else {
+			if nOthers == maxOtherKeys {
+				return false
+			}
+			for _, k := range others[:nOthers] {
+				if bytes.Equal(k, key) {
+					return false
+				}
+			}
+			others[nOthers] = key
+			nOthers++
 		}
 		if !s.value(sub, depth+1) {
 			return false

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -207,14 +208,14 @@ func walk(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Typ
 func walkFields(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Type, viaPointer bool) error {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		if slices.Contains(strings.Split(f.Tag.Get("json"), ",")[1:], "inline") {
+			return fmt.Errorf("schema: field %q has the json tag option \"inline\", which encoding/json ignores: it would decode the field from its own key while the schema describes its fields at this level; embed the struct without a json name to flatten it, or drop \"inline\"", displayPath(joinPath(path, f.Name)))
+		}
 		name, embed, explicitRequired, ok := fieldName(f)
 		if !ok {
 			continue
 		}
-		fpath := f.Name
-		if path != "" {
-			fpath = path + "." + f.Name
-		}
+		fpath := joinPath(path, f.Name)
 		if embed {
 			et := f.Type
 			ptr := false
@@ -277,11 +278,6 @@ func fieldName(f reflect.StructField) (name string, embed, required, ok bool) {
 			return "", true, false, true
 		}
 	}
-	for _, tag := range jsonTags[1:] {
-		if tag == "inline" {
-			return "", true, false, true
-		}
-	}
 	if !f.Anonymous && !f.IsExported() {
 		return "", false, false, false
 	}
@@ -290,6 +286,14 @@ func fieldName(f reflect.StructField) (name string, embed, required, ok bool) {
 		name = jsonTags[0]
 	}
 	return name, false, required, true
+}
+
+// joinPath appends a Go field name to a field path.
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
 }
 
 func unsupported(path string, t reflect.Type) error {

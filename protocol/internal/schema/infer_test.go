@@ -210,6 +210,19 @@ type sharedTwice struct {
 	To   inferAddress `json:"to"`
 }
 
+type inlinePage struct {
+	Limit int `json:"limit" jsonschema:"maximum=10"`
+}
+
+// withInline's Page would be described flattened (invopop) but decoded from
+// the key "Page" (encoding/json): {"limit":1,"page":{"limit":1000}} passed a
+// maximum of 10 (found in review).
+type withInline struct {
+	Outer struct {
+		Page inlinePage `json:",inline"`
+	} `json:"outer"`
+}
+
 func TestInferErrors(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -231,6 +244,7 @@ func TestInferErrors(t *testing.T) {
 		{"recursive slice type", reflect.TypeOf(withRecList{}), `type schema.recList is recursive (field "L[]"`},
 		{"recursive embedding", reflect.TypeOf(recEmbed{}), `type schema.recEmbed is recursive (field "recEmbed" embeds it)`},
 		{"recursive via map", reflect.TypeOf(recMap{}), `type schema.recMap is recursive (field "M[]"`},
+		{"inline tag", reflect.TypeOf(withInline{}), `field "Outer.Page" has the json tag option "inline", which encoding/json ignores`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

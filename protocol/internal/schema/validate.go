@@ -87,9 +87,9 @@ func (s *Schema) validateFully(input []byte) error {
 		return &ValidationError{Problems: []Problem{{Path: "", Message: "input is not valid JSON: " + jsonErrorText(err)}}}
 	}
 	if probs := wildNumbers(doc); len(probs) > 0 {
-		return &ValidationError{Problems: sortProblems(probs)}
+		return &ValidationError{Problems: probs}
 	}
-	probs := caseMismatches(doc, s.shape)
+	probs := append(caseMismatches(s.doc, doc), duplicateKeys(input, doc)...)
 	err = s.compiled.Validate(doc)
 	var ve *jsonschema.ValidationError
 	switch {
@@ -156,13 +156,31 @@ func walkDoc(doc any, visit func(v any, loc []string)) {
 // limits above.
 func wildNumbers(doc any) []Problem {
 	var out []Problem
+	more := 0
 	walkDoc(doc, func(v any, loc []string) {
 		if n, ok := v.(json.Number); ok {
 			if msg := numberProblem(string(n)); msg != "" {
+				if len(out) == maxReported {
+					more++
+					return
+				}
 				out = append(out, Problem{Path: formatPath(loc, doc), Message: msg})
 			}
 		}
 	})
+	return withMore(out, more)
+}
+
+// maxReported bounds the problems of one kind listed in an answer: an input
+// can hold a great many of them, and the answer must stay short.
+const maxReported = 10
+
+// withMore sorts out and, when more were left out, says so.
+func withMore(out []Problem, more int) []Problem {
+	out = sortProblems(out)
+	if more > 0 {
+		out = append(out, Problem{Path: "", Message: fmt.Sprintf("and %d more like these", more)})
+	}
 	return out
 }
 
@@ -346,28 +364,44 @@ func leafMessage(k jsonschema.ErrorKind) string {
 func formatPath(tokens []string, doc any) string {
 	var sb strings.Builder
 	cur := doc
-	for _, tok := range tokens {
-		switch v := cur.(type) {
-		case []any:
-			if i, err := strconv.Atoi(tok); err == nil {
-				sb.WriteString("[" + tok + "]")
-				if i >= 0 && i < len(v) {
-					cur = v[i]
-				} else {
-					cur = nil
-				}
-				continue
+	for i, tok := range tokens {
+		next, index := step(cur, tok)
+		cur = next
+		if len(tokens) > maxPathTokens && i >= maxPathTokens/2 && i < len(tokens)-maxPathTokens/2 {
+			if i == maxPathTokens/2 {
+				sb.WriteString("…") // deep inside: only the two ends are written
 			}
-			cur = nil
-		case map[string]any:
-			cur = v[tok]
-		default:
-			cur = nil
+			continue
 		}
-		sb.WriteString(keyText(tok, sb.Len() == 0))
+		if index {
+			sb.WriteString("[" + tok + "]")
+		} else {
+			sb.WriteString(keyText(tok, sb.Len() == 0))
+		}
 	}
 	return sb.String()
 }
+
+// step follows tok from cur, a value of doc, and reports whether tok
+// indexed an array.
+func step(cur any, tok string) (next any, index bool) {
+	switch v := cur.(type) {
+	case []any:
+		if i, err := strconv.Atoi(tok); err == nil {
+			if i >= 0 && i < len(v) {
+				return v[i], true
+			}
+			return nil, true
+		}
+	case map[string]any:
+		return v[tok], false
+	}
+	return nil, false
+}
+
+// maxPathTokens bounds the steps written in a path; deeper paths keep
+// their first and last steps around an ellipsis.
+const maxPathTokens = 16
 
 // joinKey appends object key key to path.
 func joinKey(path, key string) string {

@@ -264,11 +264,19 @@ func TestValidateRefusesWildNumbers(t *testing.T) {
 			assert.EqualError(t, s.Validate([]byte(input)), want)
 		})
 	}
-	t.Run("many of them, quickly", func(t *testing.T) {
+	t.Run("many of them, a short answer", func(t *testing.T) {
 		input := `{"x":0,"list":[` + strings.Repeat("1e999999,", 100_000) + `1]}`
 		err := s.Validate([]byte(input))
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "list[99999]: "+exp)
+		assert.Contains(t, err.Error(), "list[9]: "+exp+"; and 99990 more like these")
+		assert.Less(t, len(err.Error()), 1000)
+	})
+	t.Run("many of them deep down, a short answer", func(t *testing.T) {
+		input := `{"x":0,"list":` + strings.Repeat("[", 2000) + strings.Repeat("1e999,", 20000) + "1" + strings.Repeat("]", 2000) + "}"
+		err := s.Validate([]byte(input))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "list[0][0][0][0][0][0][0]…[0][0][0][0][0][0][0][9]: "+exp)
+		assert.Less(t, len(err.Error()), 2000)
 	})
 	for _, input := range []string{`{"x":1e-400}`, `{"x":-1e400}`, `{"list":[1E+300]}`, `{"list":[1e0000001]}`, `{"x":0.` + strings.Repeat("0", 120) + `1}`} {
 		t.Run(input[:min(len(input), 40)], func(t *testing.T) {
@@ -302,4 +310,53 @@ func TestValidateRefusesKeysDifferingOnlyInCase(t *testing.T) {
 	e := mustCompile(t, `{"type":"object","anyOf":[{"properties":{"a":{"type":"integer"}}},{"properties":{"b":{"type":"string"}}}]}`)
 	assert.EqualError(t, e.Validate([]byte(`{"B":1}`)), `B: unknown field; property names are case-sensitive: did you mean "b"?`)
 	assert.NoError(t, e.Validate([]byte(`{"b":"x","c":1}`)))
+}
+
+// TestValidateRefusesDuplicateKeys: encoding/json decodes every copy of a
+// key into the same value, so the schema, which sees only the last copy,
+// would not check what is bound.
+func TestValidateRefusesDuplicateKeys(t *testing.T) {
+	s := mustCompile(t, `{"type":"object","properties":{"q":{"type":"object","properties":{"n":{"type":"integer","minimum":0}}},"list":{"type":"array"}}}`)
+	many := ""
+	for i := range 40 {
+		many += fmt.Sprintf(`"k%d":%d,`, i, i)
+	}
+	for input, want := range map[string]string{
+		`{"q":{"n":-5},"q":{}}`:            "q: given twice; each key may appear once",
+		`{"q":{"n":1,"n":2}}`:              "q.n: given twice; each key may appear once",
+		`{"list":[{},{"a":1,"\u0061":2}]}`: "list[1].a: given twice; each key may appear once",
+		`{` + many + `"k7":0}`:             "k7: given twice; each key may appear once",
+		`{"x":1,"x":2,"x":3}`:              "x: given twice; each key may appear once",
+	} {
+		t.Run(input[:min(len(input), 40)], func(t *testing.T) {
+			assert.False(t, s.fast.fastCheck([]byte(input)), "the quick check leaves it to the full path")
+			assert.EqualError(t, s.Validate([]byte(input)), want)
+		})
+	}
+	assert.NoError(t, s.Validate([]byte(`{"q":{"n":1},"list":[{"a":1},{"a":1}],`+many[:len(many)-1]+`}`)), "the same key in different objects is fine")
+}
+
+// TestCaseRuleFollowsTheSchema: case variants are found through local
+// $ref, combinators, patternProperties and prefixItems, and for names that
+// are only required.
+func TestCaseRuleFollowsTheSchema(t *testing.T) {
+	s := mustCompile(t, `{"type":"object","$defs":{"q":{"type":"object","properties":{"n":{"type":"integer","minimum":0}}}},
+		"properties":{"q":{"$ref":"#/$defs/q"},"t":{"type":"array","prefixItems":[{"$ref":"#/$defs/q"}]},
+		"p":{"type":"object","patternProperties":{"^x":{"$ref":"#/$defs/q"}}},
+		"c":{"if":{"type":"object"},"then":{"properties":{"deep":{"type":"string"}}}}}}`)
+	for input, want := range map[string]string{
+		`{"q":{"N":-5}}`:       `q.N: unknown field; property names are case-sensitive: did you mean "n"?`,
+		`{"t":[{"N":-5}]}`:     `t[0].N: unknown field; property names are case-sensitive: did you mean "n"?`,
+		`{"p":{"xa":{"N":1}}}`: `p.xa.N: unknown field; property names are case-sensitive: did you mean "n"?`,
+		`{"c":{"DEEP":"x"}}`:   `c.DEEP: unknown field; property names are case-sensitive: did you mean "deep"?`,
+	} {
+		t.Run(input, func(t *testing.T) {
+			assert.EqualError(t, s.Validate([]byte(input)), want)
+		})
+	}
+	assert.EqualError(t, s.Validate([]byte(`{"Q":{}}`)), `Q: unknown field; property names are case-sensitive: did you mean "q"?`)
+
+	r := mustCompile(t, `{"type":"object","properties":{"n":{"type":"integer","minimum":0}},"required":["N"]}`)
+	assert.False(t, r.fast.fastCheck([]byte(`{"N":-5}`)), "a required-only name that folds to a property")
+	assert.EqualError(t, r.Validate([]byte(`{"N":-5}`)), `N: unknown field; property names are case-sensitive: did you mean "n"?`)
 }
