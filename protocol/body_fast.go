@@ -131,16 +131,7 @@ type fastScanner struct {
 	i    int
 }
 
-func (s *fastScanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *fastScanner) space() { s.i = jsonscan.Space(s.b, s.i) }
 
 // consume skips space and then c, if c is next.
 func (s *fastScanner) consume(c byte) bool {
