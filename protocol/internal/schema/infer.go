@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/invopop/jsonschema"
 )
@@ -197,7 +198,7 @@ func walk(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Typ
 		if t == timeType || t == urlType {
 			return nil
 		}
-		return walkFields(t, s, path, append(stack, t), false)
+		return walkFields(t, s, path, append(stack, t), false, map[string]string{})
 	}
 	return nil
 }
@@ -205,17 +206,28 @@ func walk(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Typ
 // walkFields visits the fields of struct type t, promoting embedded structs
 // into the same schema s. viaPointer is true when t is reached through an
 // embedded pointer, in which case its promoted fields are optional.
-func walkFields(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Type, viaPointer bool) error {
+//
+// names holds the JSON names of the object's fields seen so far (name → Go
+// field path), promoted ones included.
+func walkFields(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Type, viaPointer bool, names map[string]string) error {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if slices.Contains(strings.Split(f.Tag.Get("json"), ",")[1:], "inline") {
-			return fmt.Errorf("schema: field %q has the json tag option \"inline\", which encoding/json ignores: it would decode the field from its own key while the schema describes its fields at this level; embed the struct without a json name to flatten it, or drop \"inline\"", displayPath(joinPath(path, f.Name)))
+		fpath := joinPath(path, f.Name)
+		if s == nil {
+			if err := checkTags(f, fpath); err != nil {
+				return err
+			}
 		}
 		name, embed, explicitRequired, ok := fieldName(f)
 		if !ok {
 			continue
 		}
-		fpath := joinPath(path, f.Name)
+		if s == nil && !embed {
+			if other, dup := names[name]; dup {
+				return fmt.Errorf("schema: fields %q and %q both have the JSON name %q; encoding/json reads only one of them (by Go's rules for promoted fields) and the schema could describe the other: give one a different json name", other, fpath, name)
+			}
+			names[name] = fpath
+		}
 		if embed {
 			et := f.Type
 			ptr := false
@@ -227,7 +239,7 @@ func walkFields(t reflect.Type, s *jsonschema.Schema, path string, stack []refle
 					return fmt.Errorf("schema: type %s is recursive (field %q embeds it); recursive types cannot be described by an inlined JSON Schema", et, displayPath(fpath))
 				}
 			}
-			if err := walkFields(et, s, fpath, append(stack, et), viaPointer || ptr); err != nil {
+			if err := walkFields(et, s, fpath, append(stack, et), viaPointer || ptr, names); err != nil {
 				return err
 			}
 			continue
@@ -252,6 +264,57 @@ func walkFields(t reflect.Type, s *jsonschema.Schema, path string, stack []refle
 		}
 	}
 	return nil
+}
+
+// checkTags refuses the struct tags with which encoding/json would read a
+// value the inferred schema does not describe.
+func checkTags(f reflect.StructField, fpath string) error {
+	jsonTag, hasJSON := f.Tag.Lookup("json")
+	opts := strings.Split(jsonTag, ",")
+	name := opts[0]
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("schema: field %q: "+format, append([]any{displayPath(fpath)}, a...)...)
+	}
+	switch {
+	case slices.Contains(opts[1:], "inline"):
+		return fail("the json tag option \"inline\" is one encoding/json ignores: it would decode the field from its own key while the schema describes its fields at this level; embed the struct without a json name to flatten it, or drop \"inline\"")
+	case name == "-" && len(opts) > 1:
+		return fail("json tag %q names the key \"-\" for encoding/json, but the schema would leave the field out; write `json:\"-\"` to skip the field, or give it another name", jsonTag)
+	case name != "" && name != "-" && !validJSONName(name):
+		return fail("json name %q is one encoding/json does not accept (it would read the key %q instead); use letters, digits and !#$%%&()*+-./:;<=>?@[]^_{|}~ and space", name, f.Name)
+	case slices.Contains(opts[1:], "string") && f.Tag.Get("jsonschema") != "":
+		return fail("the json tag option \"string\" makes the schema describe a string, so the constraints in its jsonschema tag would not be checked; drop \"string\" or the constraints")
+	}
+	if schemaTag := f.Tag.Get("jsonschema"); strings.Split(schemaTag, ",")[0] == "-" && !(hasJSON && jsonTag == "-") && (f.IsExported() || f.Anonymous) && decodable(f.Type) {
+		return fail("jsonschema tag \"-\" leaves the field out of the schema, but encoding/json still reads it; add `json:\"-\"` too, or remove the jsonschema \"-\"")
+	}
+	return nil
+}
+
+// decodable reports whether encoding/json can decode a JSON value into t
+// (it fails on chan, func, complex and unsafe.Pointer, so a key for such a
+// field is refused anyway).
+func decodable(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
+		return false
+	}
+	return true
+}
+
+// validJSONName is encoding/json's rule for the name in a json tag.
+func validJSONName(name string) bool {
+	for _, c := range name {
+		switch {
+		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
+		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
+			return false
+		}
+	}
+	return true
 }
 
 // fieldName mirrors invopop's field naming (which mirrors encoding/json). It

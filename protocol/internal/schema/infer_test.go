@@ -223,6 +223,31 @@ type withInline struct {
 	} `json:"outer"`
 }
 
+// Tags with which encoding/json would read what the schema does not
+// describe (found in review: each let a value past the schema).
+type withDashComma struct {
+	X int `json:"-," jsonschema:"minimum=0"`
+}
+
+type withBadName struct {
+	Price int `json:"price€" jsonschema:"minimum=0"`
+}
+
+type withStringOpt struct {
+	N int `json:"n,string" jsonschema:"minimum=0"`
+}
+
+type withHidden struct {
+	Admin bool `json:"admin" jsonschema:"-"`
+}
+
+type shadowInner struct{ A int }
+
+type withShadow struct {
+	A int `jsonschema:"minimum=0"`
+	shadowInner
+}
+
 func TestInferErrors(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -244,7 +269,12 @@ func TestInferErrors(t *testing.T) {
 		{"recursive slice type", reflect.TypeOf(withRecList{}), `type schema.recList is recursive (field "L[]"`},
 		{"recursive embedding", reflect.TypeOf(recEmbed{}), `type schema.recEmbed is recursive (field "recEmbed" embeds it)`},
 		{"recursive via map", reflect.TypeOf(recMap{}), `type schema.recMap is recursive (field "M[]"`},
-		{"inline tag", reflect.TypeOf(withInline{}), `field "Outer.Page" has the json tag option "inline", which encoding/json ignores`},
+		{"inline tag", reflect.TypeOf(withInline{}), `field "Outer.Page": the json tag option "inline" is one encoding/json ignores`},
+		{"dash-comma tag", reflect.TypeOf(withDashComma{}), `field "X": json tag "-," names the key "-" for encoding/json`},
+		{"invalid json name", reflect.TypeOf(withBadName{}), `field "Price": json name "price€" is one encoding/json does not accept (it would read the key "Price" instead)`},
+		{"string option with constraints", reflect.TypeOf(withStringOpt{}), `field "N": the json tag option "string" makes the schema describe a string`},
+		{"jsonschema dash on a decodable field", reflect.TypeOf(withHidden{}), `field "Admin": jsonschema tag "-" leaves the field out of the schema, but encoding/json still reads it`},
+		{"same JSON name twice", reflect.TypeOf(withShadow{}), `fields "A" and "shadowInner.A" both have the JSON name "A"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

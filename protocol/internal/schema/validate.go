@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -37,8 +38,10 @@ func (p Problem) text() string {
 	return p.Path + ": " + p.Message
 }
 
-// ValidationError reports every problem found in a tool input, sorted by
-// path then message, without duplicates.
+// ValidationError reports the problems found in a tool input, without
+// duplicates: keys in another case, then keys given twice, then what the
+// schema refuses, each kind sorted by path then message. A kind with very
+// many problems lists the first ones and ends with "and N more …".
 type ValidationError struct {
 	Problems []Problem
 }
@@ -102,7 +105,9 @@ func (s *Schema) validateFully(input []byte) error {
 	if len(probs) == 0 {
 		return nil
 	}
-	return &ValidationError{Problems: sortProblems(probs)}
+	// Each kind comes sorted, its count of problems left out last: keep
+	// the kinds in that order rather than sort them together.
+	return &ValidationError{Problems: probs}
 }
 
 // Limits on how a number may be written in an input. Beyond them a number
@@ -179,7 +184,7 @@ const maxReported = 10
 func withMore(out []Problem, more int) []Problem {
 	out = sortProblems(out)
 	if more > 0 {
-		out = append(out, Problem{Path: "", Message: fmt.Sprintf("and %d more like these", more)})
+		out = append(out, Problem{Message: fmt.Sprintf("and %d more like these", more)})
 	}
 	return out
 }
@@ -213,8 +218,17 @@ var urlPattern = regexp.MustCompile(`\s*'?"?[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'"]*'?
 func problemsFrom(ve *jsonschema.ValidationError, doc any) []Problem {
 	var out []Problem
 	collect(ve, doc, &out)
-	return sortProblems(out)
+	out = sortProblems(out)
+	if len(out) > maxListed {
+		more := len(out) - maxListed
+		out = append(out[:maxListed:maxListed], Problem{Message: fmt.Sprintf("and %d more problems", more)})
+	}
+	return out
 }
+
+// maxListed bounds the problems the validator finds that an answer lists;
+// an input can have a great many, and the answer must stay short.
+const maxListed = 2 * maxReported
 
 // sortProblems sorts problems by path then message and drops duplicates.
 func sortProblems(out []Problem) []Problem {
@@ -399,6 +413,9 @@ func step(cur any, tok string) (next any, index bool) {
 	return nil, false
 }
 
+// maxKeyText bounds the bytes of one key written in a path.
+const maxKeyText = 64
+
 // maxPathTokens bounds the steps written in a path; deeper paths keep
 // their first and last steps around an ellipsis.
 const maxPathTokens = 16
@@ -411,6 +428,15 @@ func joinKey(path, key string) string {
 var identRe = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$-]*$`)
 
 func keyText(key string, first bool) string {
+	if len(key) > maxKeyText {
+		// A long key is cut (on a rune boundary), so that each problem's
+		// path stays short however long the input's keys are.
+		cut := maxKeyText
+		for cut > 0 && !utf8.RuneStart(key[cut]) {
+			cut--
+		}
+		return "[" + strconv.Quote(key[:cut]+"…") + "]"
+	}
 	if !identRe.MatchString(key) {
 		return "[" + strconv.Quote(key) + "]"
 	}

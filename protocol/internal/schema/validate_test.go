@@ -360,3 +360,18 @@ func TestCaseRuleFollowsTheSchema(t *testing.T) {
 	assert.False(t, r.fast.fastCheck([]byte(`{"N":-5}`)), "a required-only name that folds to a property")
 	assert.EqualError(t, r.Validate([]byte(`{"N":-5}`)), `N: unknown field; property names are case-sensitive: did you mean "n"?`)
 }
+
+// TestValidationAnswerStaysShort: however many problems an input has and
+// however long its keys are, the message is bounded (found in review: a
+// 54 KB input gave a 100 MB message).
+func TestValidationAnswerStaysShort(t *testing.T) {
+	s := mustCompile(t, `{"type":"object","properties":{"m":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}}}}}`)
+	key := strings.Repeat("k", 50_000)
+	input := `{"m":{"` + key + `":[` + strings.Repeat("1,", 1999) + `1]}}`
+	err := s.Validate([]byte(input))
+	require.Error(t, err)
+	msg := err.Error()
+	assert.Less(t, len(msg), 4000, "message of %d bytes", len(msg))
+	assert.Contains(t, msg, `m["`+strings.Repeat("k", 64)+`…"][0]: expected string, got number`)
+	assert.True(t, strings.HasSuffix(msg, "; and 1980 more problems"), msg[max(0, len(msg)-80):])
+}
