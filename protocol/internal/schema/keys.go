@@ -32,8 +32,7 @@ import (
 // items and prefixItems.
 func caseMismatches(root any, doc any) []Problem {
 	c := schemaWalker{root: root, patterns: map[string]*regexp.Regexp{}}
-	var out []Problem
-	more := 0
+	var found problemList
 	var loc []string
 	var walk func(v any, set []map[string]any)
 	walk = func(v any, set []map[string]any) {
@@ -45,11 +44,7 @@ func caseMismatches(root any, doc any) []Problem {
 			for k, e := range v {
 				loc = append(loc, k)
 				if name := foldMatch(set, k); name != "" {
-					if len(out) < maxReported {
-						out = append(out, Problem{Path: formatPath(loc, doc), Message: fmt.Sprintf("unknown field; property names are case-sensitive: did you mean %q?", name)})
-					} else {
-						more++
-					}
+					found.add(func() string { return formatPath(loc, doc) }, fmt.Sprintf("unknown field; property names are case-sensitive: did you mean %q?", name))
 				}
 				walk(e, c.child(set, k))
 				loc = loc[:len(loc)-1]
@@ -63,10 +58,7 @@ func caseMismatches(root any, doc any) []Problem {
 		}
 	}
 	walk(doc, c.expand([]any{root}))
-	if len(out) == 0 && more == 0 {
-		return nil
-	}
-	return withMore(out, more)
+	return found.problems()
 }
 
 // schemaWalker finds the schemas that apply at each place of an input.
@@ -212,8 +204,7 @@ func foldMatch(set []map[string]any, key string) string {
 // duplicateKeys returns a problem for each key given twice in one object
 // of input, valid JSON whose decoded form is doc.
 func duplicateKeys(input []byte, doc any) []Problem {
-	var out []Problem
-	more := 0
+	var found problemList
 	var loc []string
 	var value func(i int) int
 	value = func(i int) int {
@@ -229,11 +220,7 @@ func duplicateKeys(input []byte, doc any) []Problem {
 				end, _ := jsonscan.Skip(input, i, 1)
 				key := decodeKey(input[i:end])
 				if !keys.add(key) {
-					if len(out) < maxReported {
-						out = append(out, Problem{Path: formatPath(append(loc, key), doc), Message: "given twice; each key may appear once"})
-					} else {
-						more++
-					}
+					found.add(func() string { return formatPath(append(loc, key), doc) }, "given twice; each key may appear once")
 				}
 				i = jsonscan.Space(input, end) + 1 // past ':'
 				loc = append(loc, key)
@@ -263,10 +250,7 @@ func duplicateKeys(input []byte, doc any) []Problem {
 		return end
 	}
 	value(0)
-	if len(out) == 0 && more == 0 {
-		return nil
-	}
-	return withMore(out, more)
+	return found.problems()
 }
 
 // keySet holds the keys of one object: a slice while it is small, a map

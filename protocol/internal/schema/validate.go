@@ -160,31 +160,46 @@ func walkDoc(doc any, visit func(v any, loc []string)) {
 // wildNumbers returns a problem for each number in doc written beyond the
 // limits above.
 func wildNumbers(doc any) []Problem {
-	var out []Problem
-	more := 0
+	var found problemList
 	walkDoc(doc, func(v any, loc []string) {
 		if n, ok := v.(json.Number); ok {
 			if msg := numberProblem(string(n)); msg != "" {
-				if len(out) == maxReported {
-					more++
-					return
-				}
-				out = append(out, Problem{Path: formatPath(loc, doc), Message: msg})
+				found.add(func() string { return formatPath(loc, doc) }, msg)
 			}
 		}
 	})
-	return withMore(out, more)
+	return found.problems()
 }
 
 // maxReported bounds the problems of one kind listed in an answer: an input
 // can hold a great many of them, and the answer must stay short.
 const maxReported = 10
 
-// withMore sorts out and, when more were left out, says so.
-func withMore(out []Problem, more int) []Problem {
-	out = sortProblems(out)
-	if more > 0 {
-		out = append(out, Problem{Message: fmt.Sprintf("and %d more like these", more)})
+// problemList collects problems of one kind, keeping the first maxReported
+// and counting the rest.
+type problemList struct {
+	out  []Problem
+	more int
+}
+
+// add records a problem at the path that path returns (built only when kept).
+func (l *problemList) add(path func() string, msg string) {
+	if len(l.out) == maxReported {
+		l.more++
+		return
+	}
+	l.out = append(l.out, Problem{Path: path(), Message: msg})
+}
+
+// problems returns the kept problems sorted and, when some were left out,
+// a last one that counts them; nil when there were none.
+func (l *problemList) problems() []Problem {
+	if len(l.out) == 0 {
+		return nil
+	}
+	out := sortProblems(l.out)
+	if l.more > 0 {
+		out = append(out, Problem{Message: fmt.Sprintf("and %d more like these", l.more)})
 	}
 	return out
 }
