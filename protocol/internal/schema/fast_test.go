@@ -27,21 +27,31 @@ type fastLine struct {
 	Price float64 `json:"price" jsonschema:"minimum=0.5"`
 }
 
-// fastSchemas are the schemas the quick check is tried on: one inferred
-// from fastType, and hand-written ones with the edges of each keyword and
-// keywords it leaves to the full validator.
-func fastSchemas(t testing.TB) map[string]*Schema {
+// fastSchemaDocs are the schema documents the quick check is tried on: one
+// inferred from fastType ("inferred"), and the hand-written fastDocs with
+// the edges of each keyword and keywords it leaves to the full validator.
+func fastSchemaDocs(t testing.TB) map[string]string {
 	t.Helper()
 	raw, err := Infer(reflect.TypeOf(fastType{}))
 	require.NoError(t, err)
-	out := map[string]*Schema{"inferred": mustCompile(t, string(raw))}
+	docs := map[string]string{"inferred": string(raw)}
 	for name, doc := range fastDocs {
+		docs[name] = doc
+	}
+	return docs
+}
+
+// fastSchemas compiles fastSchemaDocs.
+func fastSchemas(t testing.TB) map[string]*Schema {
+	t.Helper()
+	out := map[string]*Schema{}
+	for name, doc := range fastSchemaDocs(t) {
 		out[name] = mustCompile(t, doc)
 	}
 	return out
 }
 
-// fastDocs are the hand-written schemas of fastSchemas.
+// fastDocs are the hand-written schemas of fastSchemaDocs.
 var fastDocs = map[string]string{
 	"order": orderSchema,
 	"edges": `{"type":"object","properties":{
@@ -219,12 +229,7 @@ func FuzzFastCheck(f *testing.F) {
 // FuzzFastCheckSchemas fuzzes the schema too: for any schema that
 // compiles, whatever the quick check accepts, the full validator must.
 func FuzzFastCheckSchemas(f *testing.F) {
-	raw, err := Infer(reflect.TypeOf(fastType{}))
-	require.NoError(f, err)
-	docs := map[string]string{"inferred": string(raw)}
-	for name, doc := range fastDocs {
-		docs[name] = doc
-	}
+	docs := fastSchemaDocs(f)
 	for _, tc := range fastCases {
 		f.Add([]byte(docs[tc.schema]), []byte(tc.input))
 	}
