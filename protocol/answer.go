@@ -7,89 +7,75 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"runtime/debug"
 	"unicode/utf8"
 )
 
-// runTool runs a prepared call under the tool's timeout, recovers a panic,
-// encodes the answer and stores it.
-func (h *Handler) runTool(ctx context.Context, call *Call) Response {
-	tool := h.tools[call.Tool]
+// Limits of PROTOCOL.md §3.3.
+const (
+	maxResultChars      = 4000 // the agent reads this many characters of a result
+	maxDiagnosticsChars = 2000 // Median keeps this many characters of diagnostics
+)
+
+// run answers a verified call whose tool the Handler knows: interceptors,
+// then the tool under its timeout; the answer is kept for replays.
+func (h *Handler) run(ctx context.Context, ex *exchange) Response {
+	resp, stop := h.intercept(ctx, ex)
+	if !stop {
+		resp = h.runTool(ctx, ex)
+	}
+	resp.evicted = h.save(ctx, ex, resp)
+	return resp
+}
+
+// runTool runs the prepared tool under its timeout and encodes its answer.
+func (h *Handler) runTool(ctx context.Context, ex *exchange) Response {
+	tool := ex.tool
 	runCtx := ctx
 	if tool.timeout > 0 {
 		var cancel context.CancelFunc
 		runCtx, cancel = context.WithTimeout(ctx, tool.timeout)
 		defer cancel()
 	}
-	result, err := h.safeRun(runCtx, call)
+	result, err := protect(h, runCtx, "the tool", ex.call, func() (any, error) { return ex.run(runCtx) })
 	if err != nil && tool.timeout > 0 && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-		err = fmt.Errorf("tool %s timed out after %s", call.Tool, tool.timeout)
+		err = fmt.Errorf("tool %s timed out after %s", tool.name, tool.timeout)
 	}
-	resp := h.safeAnswer(ctx, call, result, err)
-	h.save(ctx, call, resp)
+	return h.encodeAnswer(ctx, ex, result, err)
+}
+
+// encodeAnswer turns what a tool (or a middleware handler, or an
+// interceptor) returned into the contract's answer; a panic while encoding
+// (a result's MarshalJSON) is answered as a failure.
+func (h *Handler) encodeAnswer(ctx context.Context, ex *exchange, result any, err error) Response {
+	resp, perr := protect(h, ctx, "encoding the answer", ex.call, func() (Response, error) {
+		return h.answer(ctx, ex, result, err), nil
+	})
+	if perr != nil {
+		return errorResponse(failedUnexpectedly(ex.call.Tool))
+	}
 	return resp
 }
 
-// safeAnswer is answer with a panic in the user code it calls (a result's
-// MarshalJSON, Config.ErrorMessage) answered as a failed tool, so the
-// answer is still sent and stored.
-func (h *Handler) safeAnswer(ctx context.Context, call *Call, result any, err error) (resp Response) {
-	defer func() {
-		if p := recover(); p != nil {
-			h.logPanic(ctx, call.Tool, call.ToolCallID, p)
-			resp = errorResponse(newError(CodeExecutionFailed, fmt.Sprintf("tool %s failed unexpectedly", call.Tool)))
-		}
-	}()
-	return h.answer(ctx, call, result, err)
-}
-
-// safeRun runs the call, turning a panic into errPanicked.
-func (h *Handler) safeRun(ctx context.Context, call *Call) (result any, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			h.logPanic(ctx, call.Tool, call.ToolCallID, p)
-			result, err = nil, errPanicked
-		}
-	}()
-	return call.run(ctx)
-}
-
-// safePrepare decodes the call's input for tool, turning a panic in the
-// user code it runs (the input type's UnmarshalJSON or Validate) into a
-// failed tool.
-func (h *Handler) safePrepare(ctx context.Context, tool *Tool, call *Call) (run func(context.Context) (any, error), err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			h.logPanic(ctx, call.Tool, call.ToolCallID, p)
-			run, err = nil, newError(CodeExecutionFailed, fmt.Sprintf("tool %s failed unexpectedly", call.Tool))
-		}
-	}()
-	return tool.prepare(call)
-}
-
-// logPanic logs a recovered panic with its stack.
-func (h *Handler) logPanic(ctx context.Context, tool, callID string, p any) {
-	h.log.ErrorContext(ctx, "median: tool panicked", "tool", tool, "toolCallId", callID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-}
-
-// answer encodes what a tool returned.
-func (h *Handler) answer(ctx context.Context, call *Call, result any, err error) Response {
+// answer encodes a result, a refusal or an error (PROTOCOL.md §3).
+func (h *Handler) answer(ctx context.Context, ex *exchange, result any, err error) Response {
+	call := ex.call
+	budget := 0
+	if ex.tool != nil {
+		budget = ex.tool.budget
+	}
 	if err == nil {
-		return h.encodeResult(ctx, call.Tool, result, MaxResultChars)
+		return h.encodeResult(ctx, call.Tool, result, budget)
 	}
 	var refusal *Refusal
 	if errors.As(err, &refusal) {
-		return h.encodeResult(ctx, call.Tool, refusal, MaxResultChars)
+		return h.encodeResult(ctx, call.Tool, refusal, 0)
 	}
 	var e *Error
 	if errors.As(err, &e) && (e.Code == CodeInvalidInput || e.Code == CodeUnknownTool) {
-		// invalid_input from BindInput or Validate, or UnknownTool from a
-		// middleware handler: answered with the code's own status, so a
-		// replay (which rebuilds the status from the code) is identical.
 		return errorResponse(newError(e.Code, e.Message))
 	}
 	if errors.Is(err, errPanicked) {
-		return errorResponse(newError(CodeExecutionFailed, fmt.Sprintf("tool %s failed unexpectedly", call.Tool)))
+		return errorResponse(failedUnexpectedly(call.Tool))
 	}
 	msg := err.Error()
 	if h.errorMessage != nil {
@@ -99,38 +85,55 @@ func (h *Handler) answer(ctx context.Context, call *Call, result any, err error)
 	return errorResponse(newError(CodeExecutionFailed, msg))
 }
 
-// refusalOr returns the refusal in err, or v.
-func refusalOr(v any, err error) any {
-	var r *Refusal
-	if errors.As(err, &r) {
-		return r
-	}
-	return v
+// failedUnexpectedly is the answer to a panic: the stack is in the log.
+func failedUnexpectedly(tool string) *Error {
+	return errorf(CodeExecutionFailed, "tool %s failed unexpectedly", tool)
 }
 
-// encodeResult encodes {"result": v}, checks widget hints and warns about
-// results longer than the agent reads (warnChars; 0 for no warning).
-func (h *Handler) encodeResult(ctx context.Context, tool string, v any, warnChars int) Response {
+// bodyPrefix is how a result answer starts.
+var bodyPrefix = []byte(`{"result":`)
+
+// encodeResult encodes v as {"result": v}. Invalid widget hints are removed
+// with a warning. With budget > 0 a longer result is trimmed to fit (see
+// [WithResultBudget]); otherwise a result longer than the agent reads is
+// logged.
+func (h *Handler) encodeResult(ctx context.Context, tool string, v any, budget int) Response {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		h.log.ErrorContext(ctx, "median: result is not JSON-encodable", "tool", tool, "error", err)
-		return errorResponse(newError(CodeExecutionFailed, fmt.Sprintf("tool %s returned a result that cannot be encoded as JSON", tool)))
+		return errorResponse(errorf(CodeExecutionFailed, "tool %s returned a result that cannot be encoded as JSON", tool))
 	}
 	raw = h.checkHints(ctx, tool, raw)
-	if n := countChars(raw); warnChars > 0 && n > warnChars {
-		h.log.WarnContext(ctx, "median: result is longer than the agent reads", "tool", tool, "chars", n, "limit", warnChars)
+	if budget > 0 {
+		if raw, err = fitResult(raw, budget); err != nil {
+			return errorResponse(errorf(CodeExecutionFailed, "tool %s: %s", tool, err))
+		}
+	} else if n := utf8.RuneCount(raw); n > maxResultChars {
+		h.log.WarnContext(ctx, "median: result is longer than the agent reads", "tool", tool, "chars", n, "limit", maxResultChars)
 	}
 	body := make([]byte, 0, len(bodyPrefix)+len(raw)+1)
 	body = append(body, bodyPrefix...)
 	body = append(body, raw...)
 	body = append(body, '}')
-	return Response{Status: http.StatusOK, Body: body}
+	return Response{Status: http.StatusOK, Body: body, refusal: refusalReason(v)}
 }
 
-// checkHints drops widget hints that break PROTOCOL.md §3.2 from a result
-// object, with a warning: the tool has already run, so its result is kept.
+// refusalReason returns the reason of a refusal result, or "".
+func refusalReason(v any) string {
+	switch r := v.(type) {
+	case *Refusal:
+		if r != nil {
+			return r.reason()
+		}
+	case Refusal:
+		return r.reason()
+	}
+	return ""
+}
+
+// checkHints removes invalid widget hints from a result object (§3.2).
 func (h *Handler) checkHints(ctx context.Context, tool string, raw []byte) []byte {
-	if len(raw) == 0 || raw[0] != '{' || !containsHint(raw) {
+	if len(raw) == 0 || raw[0] != '{' || !bytes.Contains(raw, []byte(`"median`)) {
 		return raw
 	}
 	var obj map[string]json.RawMessage
@@ -138,7 +141,7 @@ func (h *Handler) checkHints(ctx context.Context, tool string, raw []byte) []byt
 		return raw
 	}
 	changed := false
-	for key, check := range map[string]func(string) error{"medianNavigateTo": CheckNavigateTo, "medianHighlight": CheckHighlight} {
+	for key, check := range map[string]func(string) error{"medianNavigateTo": checkNavigateTo, "medianHighlight": checkHighlight} {
 		v, ok := obj[key]
 		if !ok {
 			continue
@@ -166,21 +169,7 @@ func (h *Handler) checkHints(ctx context.Context, tool string, raw []byte) []byt
 	return out
 }
 
-// containsHint is a cheap test for a widget hint key.
-func containsHint(raw []byte) bool {
-	for i := 0; i+7 <= len(raw); i++ {
-		if raw[i] == '"' && string(raw[i+1:i+7]) == "median" {
-			return true
-		}
-	}
-	return false
-}
-
-// countChars counts the characters (runes) of encoded JSON.
-func countChars(b []byte) int { return utf8.RuneCount(b) }
-
-// errorResponse encodes {"error": {"code", "message"}} with e's status.
-// Messages are not HTML-escaped: "must be >= 1" stays readable.
+// errorResponse encodes an error answer.
 func errorResponse(e *Error) Response {
 	type inner struct {
 		Code    Code   `json:"code"`
@@ -195,9 +184,3 @@ func errorResponse(e *Error) Response {
 	body := bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
 	return Response{Status: e.Status, Body: body, code: e.Code}
 }
-
-// ErrorResponse returns the contract's answer for err: the status and
-// {"error": {...}} of an *Error or a sentinel, and 200 execution_failed with
-// err's message for any other error. Adapters use it to answer errors they
-// meet before the core runs (none should, normally).
-func ErrorResponse(err error) Response { return errorResponse(asError(err)) }

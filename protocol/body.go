@@ -7,8 +7,8 @@ import (
 	"fmt"
 )
 
-// OpDiagnostics is the one op the contract knows (PROTOCOL.md §4).
-const OpDiagnostics = "diagnostics"
+// opDiagnostics is the one op the contract knows (PROTOCOL.md §4).
+const opDiagnostics = "diagnostics"
 
 // wireBody is the union of the two body shapes. Pointers tell a missing or
 // null field from an empty one; raw fields are type-checked by hand.
@@ -30,11 +30,11 @@ type wireBody struct {
 	} `json:"context"`
 }
 
-// DecodeBody decodes a POST body (PROTOCOL.md §2). It returns op
+// decodeBody decodes a POST body (PROTOCOL.md §2). It returns op
 // "diagnostics" and a nil call for a DiagnosticsRequest, or the decoded
 // ToolCall. Errors are *Error values: invalid_body naming the field that is
 // missing or of the wrong type, or unknown_op. Unknown fields are ignored.
-func DecodeBody(body []byte) (op string, call *Call, err error) {
+func decodeBody(body []byte) (op string, call *Call, err error) {
 	if call, ok := decodeCallFast(body); ok {
 		return "", call, nil
 	}
@@ -50,10 +50,10 @@ func decodeBodySlow(body []byte) (op string, call *Call, err error) {
 	}
 	if w.Op != nil {
 		var s string
-		if json.Unmarshal(w.Op, &s) != nil || s != OpDiagnostics {
-			return "", nil, newError(CodeUnknownOp, fmt.Sprintf("op %s is not supported; the only op is %q", truncate(string(w.Op), 40), OpDiagnostics))
+		if json.Unmarshal(w.Op, &s) != nil || s != opDiagnostics {
+			return "", nil, newError(CodeUnknownOp, fmt.Sprintf("op %s is not supported; the only op is %q", truncate(string(w.Op), 40), opDiagnostics))
 		}
-		return OpDiagnostics, nil, nil
+		return opDiagnostics, nil, nil
 	}
 	switch {
 	case w.Tool == nil:
@@ -74,7 +74,7 @@ func decodeBodySlow(body []byte) (op string, call *Call, err error) {
 		return "", nil, invalidBody("context.conversationId: required (a string)")
 	case w.Context.Risk == nil:
 		return "", nil, invalidBody("context.risk: required (one of low, medium, reviewed, high)")
-	case !Risk(*w.Context.Risk).Valid():
+	case Risk(*w.Context.Risk).rank() == 0:
 		return "", nil, invalidBody(fmt.Sprintf("context.risk: %q is not one of low, medium, reviewed, high", truncate(*w.Context.Risk, 40)))
 	case w.Context.Visitor == nil:
 		return "", nil, invalidBody("context.visitor: required (an object)")

@@ -14,7 +14,7 @@ import (
 // present once with its type, no key that differs from a known one only in
 // case (encoding/json would match it), nothing after the object. For
 // anything else, a DiagnosticsRequest included, it reports false and
-// DecodeBody decodes with encoding/json, which also writes the error
+// decodeBody decodes with encoding/json, which also writes the error
 // message. FuzzDecodeBodyFast checks that what it accepts, encoding/json
 // decodes the same way.
 func decodeCallFast(body []byte) (*Call, bool) {
@@ -108,7 +108,7 @@ func decodeCallFast(body []byte) (*Call, bool) {
 		return nil, false
 	}
 	const required = fTool | fID | fInput | fContext | fConversation | fRisk | fVisitor | fVerified
-	if seen&required != required || call.Tool == "" || call.ToolCallID == "" || !call.Risk.Valid() {
+	if seen&required != required || call.Tool == "" || call.ToolCallID == "" || call.Risk.rank() == 0 {
 		return nil, false
 	}
 	call.Visitor.Verified = verified

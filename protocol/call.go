@@ -2,13 +2,11 @@ package protocol
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
 	"strings"
-	"sync/atomic"
 )
 
 // Risk is how much care Median took before calling the tool (PROTOCOL.md §2).
@@ -22,13 +20,20 @@ const (
 	RiskHigh     Risk = "high"     // waits for a teammate's approval
 )
 
-// Valid reports whether r is one of the four risk levels.
-func (r Risk) Valid() bool {
+// rank orders the risk levels, low < medium < reviewed < high
+// (PROTOCOL.md §9); 0 for anything else.
+func (r Risk) rank() int {
 	switch r {
-	case RiskLow, RiskMedium, RiskReviewed, RiskHigh:
-		return true
+	case RiskLow:
+		return 1
+	case RiskMedium:
+		return 2
+	case RiskReviewed:
+		return 3
+	case RiskHigh:
+		return 4
 	}
-	return false
+	return 0
 }
 
 // Visitor is the person the agent is talking to. Only ExternalID is
@@ -63,9 +68,10 @@ func NewVisitor(verified bool, externalID, email, name string) Visitor {
 	return v
 }
 
-// Call is a verified, decoded ToolCall: everything Median sent but the input,
-// which is kept as the raw bytes Median signed. Middleware stores a *Call for
-// handlers; tools registered with [NewTool] receive it inside a [ToolCall].
+// Call is a verified, decoded ToolCall: everything Median sent, with the
+// input kept as the raw bytes Median signed. It is plain data: tools receive
+// it inside a [ToolCall], middleware handlers read it with their adapter's
+// CallFrom (or [CallFrom] on the request's context).
 type Call struct {
 	// Tool is the tool's name from the manifest.
 	Tool string
@@ -85,14 +91,8 @@ type Call struct {
 	// RawInput is the "input" object exactly as signed. Numbers are never
 	// rounded: decode it with [Call.BindInput] or your own decoder.
 	RawInput json.RawMessage
-	// Body is the whole request body exactly as signed. Middleware uses it
-	// to give the body back to the handlers after it (the core has read it).
+	// Body is the whole request body exactly as signed.
 	Body []byte
-
-	claim    *claim                             // the replay-store claim this call holds, if any
-	answered atomic.Bool                        // set by the first Respond
-	handler  *Handler                           // the Handler that verified the call
-	run      func(context.Context) (any, error) // the prepared tool run (Serve only)
 }
 
 // BindInput decodes the raw input into v (a pointer). Numbers decode exactly

@@ -2,30 +2,42 @@ package protocol
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"time"
 )
 
 // Defaults of [Config].
 const (
-	DefaultMaxBodyBytes       = 1 << 20         // 1 MiB (PROTOCOL.md §2)
-	DefaultDiagnosticsTimeout = 7 * time.Second // Median waits 8 s (§3.3)
-	DefaultReplayLease        = time.Minute
-	MaxResultChars            = 4000 // the agent reads this many characters of a result (§3.3)
-	MaxDiagnosticsChars       = 2000 // Median keeps this many characters of diagnostics (§3.3)
+	defaultMaxBodyBytes       = 1 << 20         // 1 MiB (PROTOCOL.md §2)
+	defaultDiagnosticsTimeout = 7 * time.Second // Median waits 8 s (§3.3)
+	defaultReplayLease        = time.Minute
+	defaultStoreTimeout       = time.Second // §8
+	defaultReplayMaxBytes     = 64 << 20    // 64 MiB
 )
 
 // Config configures a [Handler]. The zero value is usable: the key comes
-// from MEDIAN_KEY, no tools are offered and replay protection keeps answers
-// in memory.
+// from MEDIAN_KEY (and MEDIAN_KEY_PREVIOUS), no tools are offered and replay
+// protection keeps answers in memory.
 type Config struct {
 	// Keys are the Median keys this server accepts. A request is valid when
 	// it verifies under any of them: list the new key and the old one while
-	// you rotate. When empty, the MEDIAN_KEY environment variable is read.
+	// you rotate. When empty, the MEDIAN_KEY environment variable is read,
+	// and MEDIAN_KEY_PREVIOUS too when set (rotation without code changes).
 	Keys []string
 
 	// Tools are the tools this endpoint offers; build them with [NewTool].
 	Tools []*Tool
+
+	// Interceptors run before every tool, in order, after the input is
+	// validated: authorization, audit, rate limits. See [Interceptor].
+	Interceptors []Interceptor
+
+	// RiskFloorWarnOnly turns the risk floor (PROTOCOL.md §9) into a warning
+	// in the log: calls below a tool's declared risk, or without approval
+	// for a reviewed or high tool, run anyway. The default refuses them
+	// with reason approval_required.
+	RiskFloorWarnOnly bool
 
 	// Diagnostics, when set, answers {"op": "diagnostics"}. It runs under a
 	// deadline of DiagnosticsTimeout; its result should stay under 2,000
@@ -47,14 +59,15 @@ type Config struct {
 	Now func() time.Time
 
 	// Logger receives warnings (oversized results, invalid widget hints,
-	// recovered panics with their stack, store failures) and debug lines for
-	// refused requests; default slog.Default(). No key, secret or computed
-	// signature is ever logged.
+	// the risk floor, recovered panics with their stack, store failures)
+	// and debug lines for refused requests; default slog.Default(). No key,
+	// secret or computed signature is ever logged.
 	Logger *slog.Logger
 
-	// Observer, when set, is called once per request after the answer is
-	// ready, for metrics and tracing. It must not block.
-	Observer func(Event)
+	// Observer, when set, is called once per answered request with the
+	// request's context, for metrics and tracing (see the otelmedian
+	// package). It must not block; a panic in it is logged and ignored.
+	Observer func(ctx context.Context, ev Event)
 
 	// ErrorMessage, when set, rewrites the message of a tool's error before
 	// it is answered as execution_failed, for teams that must not show
@@ -62,11 +75,24 @@ type Config struct {
 	ErrorMessage func(ctx context.Context, call *Call, err error) string
 
 	// Store keeps answers by toolCallId for replay protection. When nil, an
-	// in-memory store is used unless DisableReplayProtection is set.
+	// in-memory store bounded by ReplayMaxBytes is used, unless
+	// DisableReplayProtection is set. Use a shared store
+	// (protocol/redisstore) when several instances serve one endpoint.
 	Store Store
 
 	// DisableReplayProtection runs every call, even a repeated toolCallId.
 	DisableReplayProtection bool
+
+	// ReplayMaxBytes bounds the in-memory store (ids, answers and
+	// bookkeeping); default 64 MiB. When it is full the oldest answers are
+	// dropped first, each reported in the log and to the Observer, because
+	// its toolCallId could then run again.
+	ReplayMaxBytes int64
+
+	// StoreTimeout bounds each call to the Store; default 1 s. A claim that
+	// does not succeed in time answers execution_failed without running the
+	// tool; a save that fails is logged and the answer still goes out.
+	StoreTimeout time.Duration
 
 	// ReplayLease is how long a claim on a toolCallId lasts while its tool
 	// runs; when it ends without an answer (a crashed instance), another
@@ -80,11 +106,27 @@ type Config struct {
 
 // Event describes one answered request, for [Config.Observer].
 type Event struct {
-	Method     string        // the request's HTTP method
-	Tool       string        // empty when the request named no tool
-	ToolCallID string        // empty when the request named no call
-	Code       Code          // empty when the answer is a result (refusals included)
-	Status     int           // the HTTP status answered
-	Duration   time.Duration // from the start of Serve (or Respond) to the answer
-	Replayed   bool          // the answer came from the replay store
+	Method     string // the request's HTTP method
+	Tool       string // empty when the request named no tool
+	ToolCallID string // empty when the request named no call
+	Risk       Risk   // the call's risk as Median sent it; empty for other requests
+	Status     int    // the HTTP status answered
+	// Code is the answer's error code; empty for a result (refusals
+	// included).
+	Code Code
+	// Refusal is the reason of a refusal result ("approval_required",
+	// "not_signed_in", …); empty otherwise.
+	Refusal string
+	// Replayed is true when the answer came from the replay store.
+	Replayed bool
+	// EvictedEarly counts answers the replay store dropped before their
+	// time to keep this one; their toolCallIds could run again.
+	EvictedEarly int
+	Start        time.Time     // when the request reached the Handler
+	Duration     time.Duration // from Start to the answer
+	// Input is the call's input and Answer the answer's body, exactly as
+	// sent. Both may hold personal data: record them only when the operator
+	// asked for it.
+	Input  json.RawMessage
+	Answer []byte
 }

@@ -2,15 +2,20 @@ package protocol
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 )
 
-// Code is one of the error codes of the Median contract (PROTOCOL.md §7). It
-// travels in the "code" field of every error answer.
+// Code is one of the contract's error codes (PROTOCOL.md §7). It is also an
+// error, so a caller can test what went wrong with errors.Is:
+//
+//	if errors.Is(err, protocol.CodeMissingSecret) { … }
+//
+// works for the errors of [New], [VerifySignature] and [Call.BindInput].
 type Code string
 
-// The error codes of the contract. Each has a fixed HTTP status; see
-// [Code.Status].
+// The error codes of PROTOCOL.md §7, with the HTTP status each is answered
+// with.
 const (
 	CodeExecutionFailed        Code = "execution_failed"        // 200: the tool returned an error or panicked
 	CodeDiagnosticsUnsupported Code = "diagnostics_unsupported" // 200: no diagnostics function is configured
@@ -27,21 +32,11 @@ const (
 	CodeInvalidMedianKey       Code = "invalid_median_key"      // 500: the configured key is not usable
 )
 
-// Codes lists every code of the contract, in the order PROTOCOL.md §7 gives.
-func Codes() []Code {
-	return []Code{
-		CodeExecutionFailed, CodeDiagnosticsUnsupported, CodeInvalidBody,
-		CodeUnknownOp, CodeInvalidInput, CodeMissingSignature,
-		CodeMalformedSignature, CodeStaleTimestamp, CodeInvalidSignature,
-		CodeUnknownTool, CodeMethodNotAllowed, CodeMissingSecret,
-		CodeInvalidMedianKey,
-	}
-}
+// Error returns the code itself, so a Code can be compared with errors.Is.
+func (c Code) Error() string { return string(c) }
 
-// Status returns the HTTP status the contract gives code in the usual case.
-// CodeInvalidBody is 400 here; a too-large body (413) and a reused
-// toolCallId (409) are the two exceptions, carried by [Error.Status].
-func (c Code) Status() int {
+// status is the HTTP status the code is answered with.
+func (c Code) status() int {
 	switch c {
 	case CodeExecutionFailed, CodeDiagnosticsUnsupported:
 		return http.StatusOK
@@ -58,76 +53,47 @@ func (c Code) Status() int {
 	}
 }
 
-// Error is a refusal or failure the contract answers with
-// {"error": {"code": Code, "message": Message}} and Status.
-// Use [errors.As] to read it from errors this package returns.
+// Error is an answer the contract defines: an HTTP status, a code and a
+// message written for whoever has to fix the problem. It never carries a
+// key, a secret, a computed signature or transport details.
+//
+// errors.Is(err, code) reports whether err is an *Error with that [Code].
 type Error struct {
 	Status  int    // the HTTP status of the answer
 	Code    Code   // the contract's error code
-	Message string // one sentence for whoever has to fix it; never a secret
-	err     error
+	Message string // one sentence for whoever has to fix it
 }
 
-// Error returns "code: message".
+// Error returns "<code>: <message>".
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 
-// Unwrap returns the sentinel error behind e, if any, so that
-// errors.Is(err, ErrStaleTimestamp) and the like work.
-func (e *Error) Unwrap() error { return e.err }
+// Unwrap returns the error's Code, so errors.Is(err, CodeInvalidInput) works.
+func (e *Error) Unwrap() error { return e.Code }
 
-// newError builds an *Error with the status the code usually has.
+// newError returns an *Error with the code's usual status.
 func newError(code Code, message string) *Error {
-	return &Error{Status: code.Status(), Code: code, Message: message}
+	return &Error{Status: code.status(), Code: code, Message: message}
 }
 
-// Sentinel errors for the signature and key checks. Every error returned by
-// [ParseSignature], [Signature.CheckTime], [Signature.Verify] and [ParseKey] wraps
-// exactly one of them, so callers can branch with errors.Is; [ErrorCode] maps
-// each to its contract code.
-var (
-	ErrMissingSignature   = errors.New("median: missing median-signature header")
-	ErrMalformedSignature = errors.New("median: malformed median-signature header")
-	ErrStaleTimestamp     = errors.New("median: signature timestamp outside the tolerance window")
-	ErrInvalidSignature   = errors.New("median: signature does not match")
-	ErrMissingKey         = errors.New("median: no MEDIAN_KEY configured")
-	ErrInvalidKey         = errors.New("median: MEDIAN_KEY is not usable")
-)
-
-// ErrorCode returns the contract code for an error returned by this package:
-// the Code of an *Error, or the code matching one of the sentinel errors.
-// It returns "" for any other error.
-func ErrorCode(err error) Code {
-	var e *Error
-	switch {
-	case err == nil:
-		return ""
-	case errors.As(err, &e):
-		return e.Code
-	case errors.Is(err, ErrMissingSignature):
-		return CodeMissingSignature
-	case errors.Is(err, ErrMalformedSignature):
-		return CodeMalformedSignature
-	case errors.Is(err, ErrStaleTimestamp):
-		return CodeStaleTimestamp
-	case errors.Is(err, ErrInvalidSignature):
-		return CodeInvalidSignature
-	case errors.Is(err, ErrMissingKey):
-		return CodeMissingSecret
-	case errors.Is(err, ErrInvalidKey):
-		return CodeInvalidMedianKey
-	}
-	return ""
+// errorf is newError with a format.
+func errorf(code Code, format string, args ...any) *Error {
+	return newError(code, fmt.Sprintf(format, args...))
 }
 
-// asError turns a sentinel-wrapping error into the *Error the contract answers.
+// UnknownTool returns the 404 unknown_tool error for a tool this server does
+// not offer. A middleware handler that dispatches tools itself answers it
+// (through its adapter's Respond) for a name it does not know, so the answer
+// is the contract's and is kept for replays like any other.
+func UnknownTool(name string) *Error {
+	return errorf(CodeUnknownTool, "no tool named %q is registered on this server; sync the tool list in Median or register the tool", truncate(name, 64))
+}
+
+// asError returns err as an *Error; an error without a code becomes
+// execution_failed with its message.
 func asError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
-	code := ErrorCode(err)
-	if code == "" {
-		code = CodeExecutionFailed
-	}
-	return &Error{Status: code.Status(), Code: code, Message: err.Error(), err: err}
+	return newError(CodeExecutionFailed, err.Error())
 }

@@ -1,26 +1,27 @@
 package protocol
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"sort"
 	"time"
 )
 
 // Handler answers the Median tool endpoint. Build it with [New]; it is safe
-// for concurrent use. Mount it as an [http.Handler], or call [Handler.Serve]
-// from an adapter.
+// for concurrent use. Mount it as an [http.Handler] (ServeMux, chi, any
+// router that takes one), wrap your own handler with [Handler.Middleware],
+// or go through an adapter (ginmedian, echomedian, chimedian, fibermedian).
 type Handler struct {
 	keys   []Key
 	keyErr *Error // answered 500 on every request when no usable key is set
 
-	tools    map[string]*Tool
-	manifest []byte
+	tools        map[string]*Tool
+	manifest     []byte
+	interceptors []Interceptor
+	riskWarnOnly bool
 
 	diagnostics        func(context.Context) (any, error)
 	diagnosticsTimeout time.Duration
@@ -28,28 +29,34 @@ type Handler struct {
 	tolerance          time.Duration
 	now                func() time.Time
 	log                *slog.Logger
-	observer           func(Event)
+	observer           func(context.Context, Event)
 	errorMessage       func(context.Context, *Call, error) string
-	store              Store
-	lease              time.Duration
-	ttl                time.Duration
+
+	store        Store
+	lease        time.Duration
+	ttl          time.Duration
+	storeTimeout time.Duration
 }
 
 // New builds a Handler from cfg. Every problem is reported at once, joined
 // in the error: each unusable tool (bad name, duplicate name, a schema that
 // does not compile, a type that cannot be described) and the key.
 //
-// A key problem alone (errors.Is(err, ErrMissingKey) or ErrInvalidKey) still
-// returns a Handler, which answers every request 500 missing_secret or
-// invalid_median_key, never fail-open; it is also logged once. Any tool
-// problem returns a nil Handler.
+// A key problem alone (errors.Is(err, CodeMissingSecret) or
+// errors.Is(err, CodeInvalidMedianKey)) still returns a Handler, which
+// answers every request 500 missing_secret or invalid_median_key, never
+// fail-open; it is also logged once. Return the error from your constructor
+// as usual: the endpoint then never starts with a bad key. Any tool problem
+// returns a nil Handler.
 func New(cfg Config) (*Handler, error) {
 	h := &Handler{
 		tools:              make(map[string]*Tool, len(cfg.Tools)),
+		interceptors:       cfg.Interceptors,
+		riskWarnOnly:       cfg.RiskFloorWarnOnly,
 		diagnostics:        cfg.Diagnostics,
-		diagnosticsTimeout: orDefault(cfg.DiagnosticsTimeout, DefaultDiagnosticsTimeout),
+		diagnosticsTimeout: orDefault(cfg.DiagnosticsTimeout, defaultDiagnosticsTimeout),
 		maxBody:            cfg.MaxBodyBytes,
-		tolerance:          orDefault(cfg.Tolerance, DefaultTolerance),
+		tolerance:          orDefault(cfg.Tolerance, defaultTolerance),
 		now:                cfg.Now,
 		log:                cfg.Logger,
 		observer:           cfg.Observer,
@@ -57,9 +64,10 @@ func New(cfg Config) (*Handler, error) {
 		store:              cfg.Store,
 		lease:              cfg.ReplayLease,
 		ttl:                cfg.ReplayTTL,
+		storeTimeout:       orDefault(cfg.StoreTimeout, defaultStoreTimeout),
 	}
 	if h.maxBody <= 0 {
-		h.maxBody = DefaultMaxBodyBytes
+		h.maxBody = defaultMaxBodyBytes
 	}
 	if h.now == nil {
 		h.now = time.Now
@@ -73,7 +81,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.DisableReplayProtection {
 		h.store = nil
 	} else if h.store == nil {
-		h.store = NewMemoryStore(MemoryStoreOptions{})
+		h.store = newMemoryStore(cfg.ReplayMaxBytes)
 	}
 
 	var problems []error
@@ -90,47 +98,32 @@ func New(cfg Config) (*Handler, error) {
 		}
 		h.tools[t.name] = t
 	}
-	keys, err := parseKeys(cfg.Keys)
+	for i, ic := range cfg.Interceptors {
+		if ic == nil {
+			problems = append(problems, fmt.Errorf("interceptor %d is nil", i))
+		}
+	}
+	keys, keyErr := parseKeys(cfg.Keys)
 	if len(problems) > 0 {
-		if err != nil {
-			problems = append(problems, err)
+		if keyErr != nil {
+			problems = append(problems, keyErr)
 		}
 		return nil, fmt.Errorf("median: %w", errors.Join(problems...))
 	}
 	h.manifest = buildManifest(cfg.Tools)
-
-	if err != nil {
-		h.keyErr = asError(err)
-		h.log.Error("median: the endpoint will answer 500 until a usable key is configured", "code", h.keyErr.Code, "error", err)
-		return h, err
+	if keyErr != nil {
+		h.keyErr = keyErr
+		h.log.Error("median: the endpoint will answer 500 until a usable key is configured", "code", keyErr.Code, "error", keyErr.Message)
+		return h, keyErr
 	}
 	h.keys = keys
 	return h, nil
 }
 
-// Keys returns the fingerprints of the configured keys, for logs and
-// diagnostics. It never returns a key or a secret.
-func (h *Handler) Keys() []string {
-	out := make([]string, len(h.keys))
-	for i, k := range h.keys {
-		out[i] = k.Fingerprint()
-	}
-	return out
-}
-
-// Tools returns the registered tools sorted by name.
-func (h *Handler) Tools() []*Tool {
-	out := make([]*Tool, 0, len(h.tools))
-	for _, t := range h.tools {
-		out = append(out, t)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out
-}
-
-// Request is what an adapter passes to [Handler.Serve] and [Handler.Verify]:
-// the method, the median-signature header and the body. The body is read
-// only after the header checks pass, and never past the size limit.
+// Request is what an adapter for a framework not built on net/http (such
+// as fasthttp) passes to [Handler.Serve] and [Handler.Verify]: the method,
+// the median-signature header and the body. The body is read only after the
+// header checks pass, and never past the size limit.
 type Request struct {
 	Method    string // the HTTP method, e.g. "POST"
 	Signature string // the median-signature header, "" when absent
@@ -144,32 +137,28 @@ type Request struct {
 	ContentLength int64
 }
 
-// ContentType is the Content-Type of every answer.
-const ContentType = "application/json"
-
-// AllowHeader is the value of the Allow header on 405 answers.
-const AllowHeader = "GET, POST"
-
 // Response is an answer ready to write: the status, the JSON body and, on
-// 405, the Allow header. Content-Type is always [ContentType].
+// 405, the value of the Allow header. Write it with Content-Type
+// application/json. Adapters for frameworks not built on net/http write it;
+// nothing else needs to.
 type Response struct {
-	Status int    // the HTTP status; 0 only for a second Respond of one call
+	Status int    // the HTTP status; 0 only for a second answer to one call, which must not be written
 	Body   []byte // the JSON answer
-	Allow  string // set on 405 only
+	Allow  string // the Allow header's value, set on 405 only
 
-	code     Code // for the observer
-	replayed bool
+	code     Code   // for the observer and the log
+	refusal  string // the refusal's reason, when the answer is a refusal result
+	replayed bool   // the answer came from the replay store
+	evicted  int    // answers the replay store dropped early to keep this one
 }
 
-// Code returns the error code the answer carries, or "" for a result.
-func (r Response) Code() Code { return r.code }
+var (
+	contentTypeValue = []string{"application/json"}
+	allowValue       = []string{"GET, POST"}
+)
 
-// WriteTo writes the response to w: Content-Type, Allow when set, the
-// status and the body.
-//
-// The zero Response (Status 0, from a second [Handler.Respond] for one call)
-// writes nothing.
-func (r Response) WriteTo(w http.ResponseWriter) {
+// write writes the response to w; the zero Response writes nothing.
+func (r Response) write(w http.ResponseWriter) {
 	if r.Status == 0 {
 		return
 	}
@@ -182,176 +171,129 @@ func (r Response) WriteTo(w http.ResponseWriter) {
 	_, _ = w.Write(r.Body)
 }
 
-var (
-	contentTypeValue = []string{ContentType}
-	allowValue       = []string{AllowHeader}
-)
-
-// canonicalSignatureHeader is SignatureHeader in net/http's canonical form.
-const canonicalSignatureHeader = "Median-Signature"
-
-// ServeHTTP answers the Median endpoint on net/http (ServeMux, chi, or any
-// router that takes an http.Handler).
+// ServeHTTP answers the Median endpoint on net/http. Register it for every
+// method on both the mount path and the path with a trailing slash: see
+// the package example for http.ServeMux, where a method pattern such as
+// "POST /api/median" would let the mux answer GET itself.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.Serve(r.Context(), RequestFromHTTP(r)).WriteTo(w)
+	h.Serve(r.Context(), requestFromHTTP(r)).write(w)
 }
 
-// RequestFromHTTP is the core's view of a net/http request: its method, its
-// median-signature header and its body, left unread (the core reads it only
-// after the header checks, never past its limit). Adapters for frameworks
-// built on net/http (gin, echo, chi) use it.
-func RequestFromHTTP(r *http.Request) Request {
+// requestFromHTTP is the core's view of a net/http request; the body is
+// left unread.
+func requestFromHTTP(r *http.Request) Request {
 	sig := ""
-	if v := r.Header[canonicalSignatureHeader]; len(v) > 0 {
+	if v := r.Header["Median-Signature"]; len(v) > 0 {
 		sig = v[0]
 	}
 	return Request{Method: r.Method, Signature: sig, Body: r.Body, ContentLength: r.ContentLength}
 }
 
-// Serve answers one request: it runs every check of PROTOCOL.md §5 in order,
-// then the tool, and returns the answer. Adapters call it and write the
-// Response; they never build an answer of their own.
+// Serve answers one request: it runs every check of PROTOCOL.md §5 in
+// order, then the tool, and returns the answer. Adapters for frameworks not
+// built on net/http call it and write the Response; they never build an
+// answer of their own. ctx is the tool's context: values on it reach the
+// tool.
 func (h *Handler) Serve(ctx context.Context, req Request) Response {
 	start := time.Now()
-	call, resp, ok := h.check(ctx, req, true)
+	ex, resp, ok := h.check(ctx, req, true, start)
 	if ok {
-		resp = h.runTool(ctx, call)
+		resp = h.run(ctx, ex)
 	}
-	h.observe(req.Method, call, resp, start)
+	h.observe(ctx, req.Method, ex, resp, start)
 	return resp
 }
 
-// Verify runs the checks of PROTOCOL.md §5 up to the tool lookup, for
-// middleware whose own handler answers. When it returns ok, call is a
-// verified tool call: answer it with [Handler.Respond]. Otherwise resp is
-// the answer to write: a refusal, the GET manifest, the diagnostics answer,
-// or the stored answer of a repeated toolCallId.
+// Verify runs the checks of PROTOCOL.md §5 up to the replay store, for
+// middleware whose own handler answers (see [Handler.Middleware]; adapters
+// for frameworks not built on net/http call it). When ok, the request is a
+// verified tool call: the returned context carries it ([CallFrom]); answer
+// it with [Answer] on that context and defer [Settle] on it. Otherwise resp
+// is the answer to write: a refusal, the GET manifest, the diagnostics
+// answer, or the stored answer of a repeated toolCallId.
 //
-// A call for a registered tool also has its input validated against that
-// tool's schema; a call for any other tool passes, so your handler can
-// dispatch tools the Handler does not know.
-func (h *Handler) Verify(ctx context.Context, req Request) (call *Call, resp Response, ok bool) {
-	call, resp, ok = h.check(ctx, req, false)
-	if !ok {
-		h.observe(req.Method, call, resp, time.Now())
-	}
-	return call, resp, ok
-}
-
-// Respond encodes the answer to a call that [Handler.Verify] let through: a
-// result, a [*Refusal] (as result or as err), [UnknownTool] or an
-// invalid_input error (from [Call.BindInput]) as that error, or any other
-// err as execution_failed.
-// It stores the answer for replay protection, so always answer a verified
-// call through Respond.
-//
-// A call is answered once: a second Respond for the same call logs an error
-// and returns the zero Response, which [Response.WriteTo] skips, so the
-// first answer is never followed by a second body.
-func (h *Handler) Respond(ctx context.Context, call *Call, result any, err error) Response {
-	if call == nil {
-		return errorResponse(errNoCall)
-	}
-	if call.answered.Swap(true) {
-		h.log.ErrorContext(ctx, "median: Respond called twice for one call; the second answer is dropped", "tool", call.Tool, "toolCallId", call.ToolCallID)
-		return Response{}
-	}
+// A call for a registered tool has its input validated and the risk floor
+// applied; a call for any other tool passes, so your handler can dispatch
+// tools the Handler does not know (answer [UnknownTool] for the rest).
+func (h *Handler) Verify(ctx context.Context, req Request) (callCtx context.Context, resp Response, ok bool) {
 	start := time.Now()
-	resp := h.safeAnswer(ctx, call, result, err)
-	h.save(ctx, call, resp)
-	h.observe(http.MethodPost, call, resp, start)
-	return resp
-}
-
-// Respond encodes the answer to a call that middleware verified, through the
-// Handler that verified it (see [Handler.Respond]). Adapters' context helpers
-// call it. A call that no Handler verified (one built by hand in a test) is
-// encoded with default settings and nothing is stored.
-func Respond(ctx context.Context, call *Call, result any, err error) Response {
-	if call == nil {
-		return errorResponse(errNoCall)
+	ex, resp, ok := h.check(ctx, req, false, start)
+	if !ok {
+		h.observe(ctx, req.Method, ex, resp, start)
+		return ctx, resp, false
 	}
-	h := call.handler
-	if h == nil {
-		h = fallbackHandler
+	if resp, stop := h.intercept(ctx, ex); stop {
+		return ctx, h.finish(ctx, ex, resp), false
 	}
-	return h.Respond(ctx, call, result, err)
+	return context.WithValue(ctx, exchangeKey{}, ex), Response{}, true
 }
 
-// errNoCall answers Respond without a verified call.
-var errNoCall = newError(CodeExecutionFailed, "no verified Median call on this request: mount the Median middleware before this handler")
-
-// fallbackHandler encodes answers for calls no Handler verified.
-var fallbackHandler = &Handler{log: slog.Default(), now: time.Now}
-
-// UnknownTool returns the 404 unknown_tool error for a tool this server does
-// not offer. Middleware handlers that dispatch tools themselves pass it to
-// Respond (or an adapter's Respond) for a name they do not know, so the
-// answer is the contract's and is stored like any other.
-func UnknownTool(name string) *Error {
-	return newError(CodeUnknownTool, fmt.Sprintf("no tool named %q is registered on this server; sync the tool list in Median or register the tool", truncate(name, 64)))
-}
-
-// check runs the contract's checks in order. lookup makes an unknown tool an
-// error (Serve); without it unknown tools pass (Verify).
-func (h *Handler) check(ctx context.Context, req Request, lookup bool) (*Call, Response, bool) {
+// check runs the contract's checks in order. lookup makes an unknown tool
+// an error (Serve); without it unknown tools pass (Verify).
+func (h *Handler) check(ctx context.Context, req Request, lookup bool, start time.Time) (*exchange, Response, bool) {
 	if req.Method != http.MethodPost && req.Method != http.MethodGet {
-		resp := errorResponse(newError(CodeMethodNotAllowed, fmt.Sprintf("method %s is not allowed; Median sends POST (and GET for the manifest)", truncate(req.Method, 16))))
-		resp.Allow = AllowHeader
+		resp := errorResponse(errorf(CodeMethodNotAllowed, "method %s is not allowed; Median sends POST (and GET for the manifest)", truncate(req.Method, 16)))
+		resp.Allow = allowValue[0]
 		return nil, resp, false
 	}
 	if h.keyErr != nil {
 		return nil, errorResponse(h.keyErr), false
 	}
-	sig, err := ParseSignature(req.Signature)
-	if err == nil {
-		err = sig.CheckTime(h.now(), h.tolerance)
+	sig, e := parseSignature(req.Signature)
+	if e == nil {
+		e = sig.checkTime(h.now(), h.tolerance)
 	}
-	if err != nil {
-		return nil, errorResponse(asError(err)), false
+	if e != nil {
+		return nil, errorResponse(e), false
 	}
-	body, bodyErr := h.readBody(req)
-	if bodyErr != nil {
-		return nil, errorResponse(bodyErr), false
+	body, e := h.readBody(ctx, req)
+	if e != nil {
+		return nil, errorResponse(e), false
 	}
-	if err := sig.Verify(body, h.keys...); err != nil {
-		return nil, errorResponse(asError(err)), false
+	if e := sig.verify(body, h.keys...); e != nil {
+		return nil, errorResponse(e), false
 	}
 	if req.Method == http.MethodGet {
 		return nil, Response{Status: http.StatusOK, Body: h.manifest}, false
 	}
-	op, call, err := DecodeBody(body)
+	op, call, err := decodeBody(body)
 	if err != nil {
 		return nil, errorResponse(asError(err)), false
 	}
-	if op == OpDiagnostics {
+	if op == opDiagnostics {
 		return nil, h.runDiagnostics(ctx), false
 	}
-	call.handler = h
-	tool := h.tools[call.Tool]
-	if tool == nil && lookup {
-		return call, errorResponse(UnknownTool(call.Tool)), false
+	ex := &exchange{h: h, call: call, tool: h.tools[call.Tool], start: start}
+	if ex.tool == nil && lookup {
+		return ex, errorResponse(UnknownTool(call.Tool)), false
 	}
-	if tool != nil {
-		if e := tool.checkInput(call.RawInput); e != nil {
-			return call, errorResponse(e), false
+	if ex.tool != nil {
+		if e := ex.tool.checkInput(call.RawInput); e != nil {
+			return ex, errorResponse(e), false
 		}
 		if lookup {
-			run, err := h.safePrepare(ctx, tool, call)
+			run, err := protect(h, ctx, "the input type's Validate or UnmarshalJSON", call, func() (func(context.Context) (any, error), error) {
+				return ex.tool.prepare(call)
+			})
 			if err != nil {
-				return call, errorResponse(asError(err)), false
+				return ex, h.encodeAnswer(ctx, ex, nil, err), false
 			}
-			call.run = run
+			ex.run = run
+		}
+		if resp, refused := h.riskFloor(ctx, ex); refused {
+			return ex, resp, false
 		}
 	}
-	if stored, ok := h.claim(ctx, call, body); !ok {
-		return call, stored, false
+	if stored, ok := h.claim(ctx, ex, body); !ok {
+		return ex, stored, false
 	}
-	return call, Response{}, true
+	return ex, Response{}, true
 }
 
-// readBody reads the body up to the limit: 413 beyond it.
-func (h *Handler) readBody(req Request) ([]byte, *Error) {
+// readBody reads the body up to the limit: 413 beyond it. A body that
+// cannot be read to its end is answered without transport details (which
+// go to the log): PROTOCOL.md §7.
+func (h *Handler) readBody(ctx context.Context, req Request) ([]byte, *Error) {
 	tooLarge := func() *Error {
 		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeInvalidBody,
 			Message: fmt.Sprintf("the body is larger than the %d-byte limit", h.maxBody)}
@@ -384,112 +326,39 @@ func (h *Handler) readBody(req Request) ([]byte, *Error) {
 			return buf, nil
 		}
 		if err != nil {
-			return nil, invalidBody("the body could not be read: " + err.Error())
+			h.log.InfoContext(ctx, "median: the request body could not be read", "read", len(buf), "error", err)
+			return nil, newError(CodeInvalidBody, "the body could not be read to its end: the client stopped sending it or the connection failed")
 		}
 	}
 }
 
-// observe reports a finished request to the observer.
-func (h *Handler) observe(method string, call *Call, resp Response, start time.Time) {
+// observe logs a refused request and reports every answered one to the
+// observer.
+func (h *Handler) observe(ctx context.Context, method string, ex *exchange, resp Response, start time.Time) {
 	if resp.code != "" && resp.code != CodeExecutionFailed && resp.code != CodeDiagnosticsUnsupported {
-		h.log.Debug("median: request refused", "status", resp.Status, "code", resp.code)
+		h.log.DebugContext(ctx, "median: request refused", "status", resp.Status, "code", resp.code)
+	}
+	if resp.evicted > 0 {
+		h.log.WarnContext(ctx, "median: the replay store dropped answers before their time to keep this one; their toolCallIds could run again (raise Config.ReplayMaxBytes or use a shared store)", "dropped", resp.evicted)
 	}
 	if h.observer == nil {
 		return
 	}
-	ev := Event{Method: method, Code: resp.code, Status: resp.Status, Duration: time.Since(start), Replayed: resp.replayed}
-	if call != nil {
-		ev.Tool, ev.ToolCallID = call.Tool, call.ToolCallID
+	ev := Event{Method: method, Code: resp.code, Status: resp.Status, Refusal: resp.refusal, Replayed: resp.replayed,
+		EvictedEarly: resp.evicted, Answer: resp.Body, Start: start, Duration: time.Since(start)}
+	if ex != nil {
+		c := ex.call
+		ev.Tool, ev.ToolCallID, ev.Risk, ev.Input = c.Tool, c.ToolCallID, c.Risk, c.RawInput
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			h.log.Error("median: Config.Observer panicked; the answer is sent anyway", "panic", fmt.Sprint(p))
-		}
-	}()
-	h.observer(ev)
+	_, _ = protect(h, ctx, "Config.Observer", nil, func() (struct{}, error) {
+		h.observer(ctx, ev)
+		return struct{}{}, nil
+	})
 }
-
-// Settle makes sure a call that middleware let through has an answer in the
-// replay store. The adapters' middleware defers it around your handler:
-// when the handler returned (or panicked) without answering through
-// Respond, Settle stores execution_failed for the call's toolCallId, so a
-// repeat gets that answer at once instead of waiting for the claim's lease
-// and then running again. It writes nothing to the client and does nothing
-// for a call that was answered.
-func Settle(ctx context.Context, call *Call) {
-	if call == nil || call.handler == nil || !call.answered.CompareAndSwap(false, true) {
-		return
-	}
-	h := call.handler
-	h.log.WarnContext(ctx, "median: a verified call was not answered through Respond; repeats of its toolCallId will answer execution_failed", "tool", call.Tool, "toolCallId", call.ToolCallID)
-	h.save(ctx, call, errorResponse(newError(CodeExecutionFailed, "the server's handler did not answer this call")))
-}
-
-// runDiagnostics answers {"op": "diagnostics"} under the deadline.
-func (h *Handler) runDiagnostics(ctx context.Context) Response {
-	if h.diagnostics == nil {
-		return errorResponse(newError(CodeDiagnosticsUnsupported, "this server collects no diagnostics"))
-	}
-	ctx, cancel := context.WithTimeout(ctx, h.diagnosticsTimeout)
-	defer cancel()
-	type outcome struct {
-		v   any
-		err error
-	}
-	done := make(chan outcome, 1) // buffered: a late function never blocks
-	go func() {
-		var o outcome
-		defer func() {
-			if p := recover(); p != nil {
-				h.logPanic(ctx, "diagnostics", "", p)
-				o = outcome{err: errPanicked}
-			}
-			done <- o
-		}()
-		o.v, o.err = h.diagnostics(ctx)
-	}()
-	select {
-	case o := <-done:
-		if o.err != nil && !errors.As(o.err, new(*Refusal)) {
-			return errorResponse(newError(CodeExecutionFailed, "diagnostics failed: "+o.err.Error()))
-		}
-		resp := h.safeEncodeDiagnostics(ctx, refusalOr(o.v, o.err))
-		if n := countChars(resp.Body); n > MaxDiagnosticsChars {
-			h.log.WarnContext(ctx, "median: diagnostics answer is longer than Median keeps", "chars", n, "limit", MaxDiagnosticsChars)
-		}
-		return resp
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return errorResponse(newError(CodeExecutionFailed, fmt.Sprintf("diagnostics did not finish within %s", h.diagnosticsTimeout)))
-		}
-		return errorResponse(newError(CodeExecutionFailed, "the request ended before diagnostics finished"))
-	}
-}
-
-// errPanicked stands for a recovered panic.
-var errPanicked = errors.New("panicked")
 
 func orDefault(d, def time.Duration) time.Duration {
 	if d <= 0 {
 		return def
 	}
 	return d
-}
-
-// bodyPrefix is how a result answer starts.
-var bodyPrefix = []byte(`{"result":`)
-
-// isResult reports whether an encoded answer is a result.
-func isResult(body []byte) bool { return bytes.HasPrefix(body, bodyPrefix) }
-
-// safeEncodeDiagnostics encodes a diagnostics result, answering a panic in
-// its MarshalJSON as a failure.
-func (h *Handler) safeEncodeDiagnostics(ctx context.Context, v any) (resp Response) {
-	defer func() {
-		if p := recover(); p != nil {
-			h.logPanic(ctx, "diagnostics", "", p)
-			resp = errorResponse(newError(CodeExecutionFailed, "diagnostics failed unexpectedly"))
-		}
-	}()
-	return h.encodeResult(ctx, "diagnostics", v, 0)
 }

@@ -3,58 +3,39 @@ package protocol
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Widget hint limits of PROTOCOL.md §3.2.
 const (
-	MaxNavigateToLength = 2048
-	MaxHighlightLength  = 256
+	maxNavigateToLength = 2048
+	maxHighlightLength  = 256
 )
 
 // Hints are the widget hints a result object may carry (PROTOCOL.md §3.2).
 // Median removes them before the agent reads the result and turns them into
 // a button and a highlight in the chat widget. Embed Hints in your result
-// struct and set them with [Hints.SetNavigateTo] and [Hints.SetHighlight],
-// which enforce the contract's rules:
+// struct:
 //
 //	type OrderResult struct {
 //		OrderID string `json:"orderId"`
 //		protocol.Hints
 //	}
 //
-// Setting the fields directly skips the checks; the core still removes an
-// invalid hint from the result (with a warning) before answering.
+// NavigateTo must be a path on your site starting with a single "/" (at
+// most 2,048 characters); Highlight a CSS selector of at most 256
+// characters. The core removes an invalid hint from the result, with a
+// warning in the log, before answering.
 type Hints struct {
 	NavigateTo string `json:"medianNavigateTo,omitempty"` // a path on your site, starting with a single "/"
 	Highlight  string `json:"medianHighlight,omitempty"`  // a CSS selector to highlight
 }
 
-// SetNavigateTo sets the path the widget offers to open. It must start with
-// a single "/" (a path on your own site, not another origin) and be at most
-// 2,048 characters.
-func (h *Hints) SetNavigateTo(path string) error {
-	if err := CheckNavigateTo(path); err != nil {
-		return err
-	}
-	h.NavigateTo = path
-	return nil
-}
-
-// SetHighlight sets the CSS selector the widget highlights; at most 256
-// characters.
-func (h *Hints) SetHighlight(selector string) error {
-	if err := CheckHighlight(selector); err != nil {
-		return err
-	}
-	h.Highlight = selector
-	return nil
-}
-
-// CheckNavigateTo reports whether path is a valid medianNavigateTo.
-func CheckNavigateTo(path string) error {
-	switch {
-	case len([]rune(path)) > MaxNavigateToLength:
-		return fmt.Errorf("medianNavigateTo: at most %d characters, got %d", MaxNavigateToLength, len([]rune(path)))
+// checkNavigateTo reports whether path is a valid medianNavigateTo.
+func checkNavigateTo(path string) error {
+	switch n := utf8.RuneCountInString(path); {
+	case n > maxNavigateToLength:
+		return fmt.Errorf("medianNavigateTo: at most %d characters, got %d", maxNavigateToLength, n)
 	case len(path) == 0 || path[0] != '/':
 		return errors.New(`medianNavigateTo: must be a path on your site starting with "/"`)
 	case len(path) > 1 && (path[1] == '/' || path[1] == '\\'):
@@ -63,13 +44,13 @@ func CheckNavigateTo(path string) error {
 	return nil
 }
 
-// CheckHighlight reports whether selector is a valid medianHighlight.
-func CheckHighlight(selector string) error {
-	switch n := len([]rune(selector)); {
+// checkHighlight reports whether selector is a valid medianHighlight.
+func checkHighlight(selector string) error {
+	switch n := utf8.RuneCountInString(selector); {
 	case n == 0:
 		return errors.New("medianHighlight: must not be empty")
-	case n > MaxHighlightLength:
-		return fmt.Errorf("medianHighlight: at most %d characters, got %d", MaxHighlightLength, n)
+	case n > maxHighlightLength:
+		return fmt.Errorf("medianHighlight: at most %d characters, got %d", maxHighlightLength, n)
 	}
 	return nil
 }

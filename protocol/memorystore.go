@@ -207,3 +207,6 @@ func (s *MemoryStore) sweep(now time.Time) {
 		}
 	}
 }
+
+// newMemoryStore is the default store (replaced by the byte-bounded store).
+func newMemoryStore(maxBytes int64) Store { return NewMemoryStore(MemoryStoreOptions{}) }

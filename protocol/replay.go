@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,7 +13,8 @@ import (
 
 // claim takes the call's toolCallId in the replay store. It returns false
 // and the answer to send when the call must not run now.
-func (h *Handler) claim(ctx context.Context, call *Call, body []byte) (Response, bool) {
+func (h *Handler) claim(ctx context.Context, ex *exchange, body []byte) (Response, bool) {
+	call := ex.call
 	if h.store == nil {
 		return Response{}, true
 	}
@@ -20,8 +22,8 @@ func (h *Handler) claim(ctx context.Context, call *Call, body []byte) (Response,
 	fp := hex.EncodeToString(sum[:])
 	lease := h.lease
 	if lease <= 0 {
-		lease = DefaultReplayLease
-		if t := h.tools[call.Tool]; t != nil && t.timeout+10*time.Second > lease {
+		lease = defaultReplayLease
+		if t := ex.tool; t != nil && t.timeout+10*time.Second > lease {
 			lease = t.timeout + 10*time.Second
 		}
 	}
@@ -38,7 +40,7 @@ func (h *Handler) claim(ctx context.Context, call *Call, body []byte) (Response,
 		return errorResponse(&Error{Status: http.StatusConflict, Code: CodeInvalidBody,
 			Message: fmt.Sprintf("toolCallId %q was already used for a different call; every call needs its own id", truncate(call.ToolCallID, 80))}), false
 	}
-	call.claim = &claim{store: h.store, fingerprint: fp}
+	ex.claim = &claim{store: h.store, fingerprint: fp}
 	return Response{}, true
 }
 
@@ -68,7 +70,8 @@ func storeSave(ctx context.Context, s Store, id, fp string, answer []byte, ttl t
 // execution_failed keeps its code, a replayed invalid_input stays 400.
 func storedResponse(body []byte) Response {
 	resp := Response{Status: http.StatusOK, Body: body, replayed: true}
-	if isResult(body) {
+	if bytes.HasPrefix(body, bodyPrefix) {
+		resp.refusal = storedRefusal(body)
 		return resp
 	}
 	var e struct {
@@ -77,21 +80,39 @@ func storedResponse(body []byte) Response {
 		} `json:"error"`
 	}
 	if json.Unmarshal(body, &e) == nil && e.Error.Code != "" {
-		resp.code, resp.Status = e.Error.Code, e.Error.Code.Status()
+		resp.code, resp.Status = e.Error.Code, e.Error.Code.status()
 	}
 	return resp
 }
 
 // save stores the answer of a claimed call.
-func (h *Handler) save(ctx context.Context, call *Call, resp Response) {
-	if call == nil || call.claim == nil {
-		return
+func (h *Handler) save(ctx context.Context, ex *exchange, resp Response) int {
+	if ex == nil || ex.claim == nil {
+		return 0
 	}
-	c := call.claim
-	call.claim = nil
+	call := ex.call
+	c := ex.claim
+	ex.claim = nil
 	// The answer must be kept even when the caller has gone away.
 	ctx = context.WithoutCancel(ctx)
 	if err := storeSave(ctx, c.store, call.ToolCallID, c.fingerprint, resp.Body, h.ttl); err != nil {
 		h.log.ErrorContext(ctx, "median: replay store could not save the answer; a repeat of this call may run the tool again", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
 	}
+	return 0
+}
+
+// storedRefusal returns the reason of a kept refusal result, or "".
+func storedRefusal(body []byte) string {
+	if !bytes.HasPrefix(body, []byte(`{"result":{"ok":false`)) {
+		return ""
+	}
+	var r struct {
+		Result struct {
+			Reason string `json:"reason"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(body, &r) != nil || r.Result.Reason == "" {
+		return defaultRefusalReason
+	}
+	return r.Result.Reason
 }

@@ -2,67 +2,75 @@ package protocol
 
 import (
 	"encoding/hex"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// SignatureHeader is the header that carries Median's signature.
-const SignatureHeader = "median-signature"
+// signatureHeader is the header that carries Median's signature.
+const signatureHeader = "median-signature"
 
-// DefaultTolerance is how far the signature's timestamp may be from the
+// defaultTolerance is how far the signature's timestamp may be from the
 // server clock, in either direction (PROTOCOL.md §1.1).
-const DefaultTolerance = 5 * time.Minute
+const defaultTolerance = 5 * time.Minute
 
-// Signature is a parsed median-signature header. Build it with
-// [ParseSignature]; it holds no secret.
-type Signature struct {
-	// Timestamp is the sender's clock, in milliseconds since the Unix epoch.
-	Timestamp int64
+// signature is a parsed median-signature header. It holds no secret.
+type signature struct {
+	timestamp int64      // the sender's clock, in milliseconds since the Unix epoch
 	ts        string     // t exactly as sent: it is what was signed
 	hasV1     bool       // first holds a v1 entry
 	first     [32]byte   // the first v1 entry, decoded (kept inline: no allocation)
 	more      [][32]byte // any further v1 entries (the sender's key rotation)
 }
 
-// ParseSignature parses a header of the form "t=<ms>,v1=<hex>[,v1=<hex>…]".
+// Messages of the signature errors; each is prefixed to the detail.
+const (
+	msgMissingSignature   = "missing median-signature header"
+	msgMalformedSignature = "malformed median-signature header"
+	msgStaleTimestamp     = "signature timestamp outside the tolerance window"
+	msgInvalidSignature   = "signature does not match"
+)
+
+// parseSignature parses a header of the form "t=<ms>,v1=<hex>[,v1=<hex>…]".
 // Several v1 entries are allowed (the sender's key rotation), entries with
 // other scheme names are ignored and spaces around entries are tolerated.
-// An empty header is [ErrMissingSignature]; a header with no t, two t, a t
-// that is not a base-10 integer, no v1 or a v1 that is not 64 hex digits is
-// [ErrMalformedSignature].
-func ParseSignature(header string) (Signature, error) {
+// An empty header is missing_signature; a header with no t, two t, a t that
+// is not a base-10 integer, no v1 or a v1 that is not 64 hex digits is
+// malformed_signature.
+func parseSignature(header string) (signature, *Error) {
 	header = strings.TrimSpace(header)
 	if header == "" {
-		return Signature{}, fmt.Errorf("%w: send t=<unix ms>,v1=<hex hmac> in the %s header", ErrMissingSignature, SignatureHeader)
+		return signature{}, errorf(CodeMissingSignature, "%s: send t=<unix ms>,v1=<hex hmac> in the %s header", msgMissingSignature, signatureHeader)
 	}
-	var sig Signature
+	malformed := func(format string, args ...any) (signature, *Error) {
+		return signature{}, errorf(CodeMalformedSignature, msgMalformedSignature+": "+format, args...)
+	}
+	var sig signature
 	seenT := false
 	for part := range strings.SplitSeq(header, ",") {
 		name, value, ok := strings.Cut(strings.TrimSpace(part), "=")
 		if !ok {
-			return Signature{}, fmt.Errorf("%w: entry %q is not name=value", ErrMalformedSignature, truncate(part, 16))
+			return malformed("entry %q is not name=value", truncate(part, 16))
 		}
 		switch name {
 		case "t":
 			if seenT {
-				return Signature{}, fmt.Errorf("%w: more than one t= entry", ErrMalformedSignature)
+				return malformed("more than one t= entry")
 			}
 			seenT = true
 			ms, err := strconv.ParseInt(value, 10, 64)
 			if err != nil || value == "" || value[0] == '+' {
-				return Signature{}, fmt.Errorf("%w: t=%q is not a base-10 integer of milliseconds", ErrMalformedSignature, truncate(value, 24))
+				return malformed("t=%q is not a base-10 integer of milliseconds", truncate(value, 24))
 			}
-			sig.Timestamp, sig.ts = ms, value
+			sig.timestamp, sig.ts = ms, value
 		case "v1":
 			var mac [32]byte
 			if len(value) != 64 {
-				return Signature{}, fmt.Errorf("%w: v1 must be 64 hex digits, got %d characters", ErrMalformedSignature, len(value))
+				return malformed("v1 must be 64 hex digits, got %d characters", len(value))
 			}
 			if _, err := hex.Decode(mac[:], []byte(value)); err != nil {
-				return Signature{}, fmt.Errorf("%w: v1 must be 64 hex digits", ErrMalformedSignature)
+				return malformed("v1 must be 64 hex digits")
 			}
 			if !sig.hasV1 {
 				sig.first, sig.hasV1 = mac, true
@@ -72,66 +80,72 @@ func ParseSignature(header string) (Signature, error) {
 		}
 	}
 	if !seenT {
-		return Signature{}, fmt.Errorf("%w: no t= entry", ErrMalformedSignature)
+		return malformed("no t= entry")
 	}
 	if !sig.hasV1 {
-		return Signature{}, fmt.Errorf("%w: no v1= entry", ErrMalformedSignature)
+		return malformed("no v1= entry")
 	}
 	return sig, nil
 }
 
-// CheckTime returns [ErrStaleTimestamp] when the signature's timestamp is more
-// than tolerance away from now, in the past or in the future. Exactly
-// tolerance away is still accepted.
-func (s Signature) CheckTime(now time.Time, tolerance time.Duration) error {
-	diff := now.UnixMilli() - s.Timestamp
+// checkTime refuses a timestamp more than tolerance away from now, in the
+// past or in the future (stale_timestamp). Exactly tolerance away is still
+// accepted.
+func (s signature) checkTime(now time.Time, tolerance time.Duration) *Error {
+	diff := now.UnixMilli() - s.timestamp
 	if diff < 0 {
 		diff = -diff
 	}
 	// diff < 0 after negation means overflow: as far from now as can be.
 	if diff < 0 || diff > tolerance.Milliseconds() {
 		hint := ""
-		if s.Timestamp > 0 && s.Timestamp < 1e11 {
+		if s.timestamp > 0 && s.timestamp < 1e11 {
 			hint = "; t looks like seconds, it must be milliseconds"
 		}
-		return fmt.Errorf("%w: t is %s %s the server clock; at most %s either way is accepted%s", ErrStaleTimestamp, msDuration(diffAbs(now.UnixMilli()-s.Timestamp)), direction(now.UnixMilli()-s.Timestamp), tolerance, hint)
+		return errorf(CodeStaleTimestamp, "%s: t is %s %s the server clock; at most %s either way is accepted%s", msgStaleTimestamp, msDuration(diffAbs(now.UnixMilli()-s.timestamp)), direction(now.UnixMilli()-s.timestamp), tolerance, hint)
 	}
 	return nil
 }
 
-// Verify returns nil when one of the signature's v1 entries is the
-// HMAC-SHA256 of "<t>.<body>" under one of keys, and an error wrapping
-// [ErrInvalidSignature] otherwise. Comparison is constant-time; the error
-// never contains a computed signature.
-func (s Signature) Verify(body []byte, keys ...Key) error {
+// verify returns nil when one of the signature's v1 entries is the
+// HMAC-SHA256 of "<t>.<body>" under one of keys, and invalid_signature
+// otherwise. Comparison is constant-time; the error never contains a
+// computed signature.
+func (s signature) verify(body []byte, keys ...Key) *Error {
 	for _, k := range keys {
-		if k.IsZero() {
-			continue
-		}
-		if k.matches(s.ts, body, &s.first, s.more) {
+		if k.st != nil && k.matches(s.ts, body, &s.first, s.more) {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: no v1 matches under any configured key; check that MEDIAN_KEY is the key from Median's dashboard and that nothing re-encodes the body before it reaches this handler", ErrInvalidSignature)
+	return errInvalidSignature
 }
 
+// errInvalidSignature is the one answer to a signature that matches no key.
+var errInvalidSignature = newError(CodeInvalidSignature, msgInvalidSignature+": no v1 matches under any configured key; check that MEDIAN_KEY is the key from Median's dashboard and that nothing re-encodes the body before it reaches this handler")
+
 // VerifySignature is the whole signature check of PROTOCOL.md §1.1 in one
-// call: it parses header ([ParseSignature]), checks its timestamp against
-// now within tolerance either way ([Signature.CheckTime]) and verifies the
-// MAC of body under keys ([Signature.Verify]). Use it to check a signed
-// request outside a [Handler]; a Handler does the same, but refuses a bad
-// header before it reads the body. The error wraps one of
-// [ErrMissingSignature], [ErrMalformedSignature], [ErrStaleTimestamp] or
-// [ErrInvalidSignature]. It allocates nothing when the signature is good.
+// call: it parses header (the median-signature header's value), checks its
+// timestamp against now within tolerance either way (the contract's is 5
+// minutes) and verifies the MAC of body under any of keys. Use it to check
+// a signed request outside a [Handler]; a Handler does the same, but refuses
+// a bad header before it reads the body.
+//
+// The error is an *[Error] whose code is one of [CodeMissingSignature],
+// [CodeMalformedSignature], [CodeStaleTimestamp] or [CodeInvalidSignature]:
+// test it with errors.Is(err, protocol.CodeStaleTimestamp). It allocates
+// nothing when the signature is good.
 func VerifySignature(header string, body []byte, now time.Time, tolerance time.Duration, keys ...Key) error {
-	sig, err := ParseSignature(header)
+	sig, err := parseSignature(header)
+	if err == nil {
+		err = sig.checkTime(now, tolerance)
+	}
+	if err == nil {
+		err = sig.verify(body, keys...)
+	}
 	if err != nil {
 		return err
 	}
-	if err := sig.CheckTime(now, tolerance); err != nil {
-		return err
-	}
-	return sig.Verify(body, keys...)
+	return nil
 }
 
 // direction says whether a timestamp diff (now - t) is behind or ahead.

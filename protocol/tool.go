@@ -15,14 +15,8 @@ import (
 // toolNamePattern is the tool-name rule of PROTOCOL.md §6.
 var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
-// ToolFunc is a typed tool: it receives the request's context and the call
-// with its input decoded into In, and returns a result encoded as JSON, a
-// [*Refusal] (answered as a refusal result) or an error (answered as
-// execution_failed with the error's message).
-type ToolFunc[In, Out any] func(ctx context.Context, call ToolCall[In]) (Out, error)
-
 // Tool is a registered tool: name, description, risk, input schema and the
-// function that runs it. Build it with [NewTool] and pass it in
+// function that runs it. Interceptors see it; its name is the call's Tool. Build it with [NewTool] and pass it in
 // [Config.Tools]. Problems found while building it (a bad name, a type that
 // cannot be described) are reported by [New], all at once.
 type Tool struct {
@@ -32,6 +26,9 @@ type Tool struct {
 	inputSchema json.RawMessage
 	schema      *schema.Schema
 	timeout     time.Duration
+	budget      int // characters; 0: no trimming
+	// interceptors run before this tool, after the global ones.
+	interceptors []Interceptor
 	// prepare decodes and validates the call's input and returns the run.
 	prepare  func(call *Call) (func(context.Context) (any, error), error)
 	problems []error
@@ -55,6 +52,24 @@ func WithTimeout(d time.Duration) ToolOption {
 	return func(t *Tool) { t.timeout = d }
 }
 
+// WithResultBudget trims every result of the tool to at most maxChars
+// characters of JSON (0 or less: 4,000, what the agent reads), keeping whole
+// list items and saying how many were left out, as [FitResult] does. A
+// result that cannot be trimmed to fit is answered execution_failed saying
+// why. Use it for tools that return lists of unknown length.
+func WithResultBudget(maxChars int) ToolOption {
+	if maxChars <= 0 {
+		maxChars = maxResultChars
+	}
+	return func(t *Tool) { t.budget = maxChars }
+}
+
+// WithInterceptors adds interceptors that run before this tool only, after
+// the global ones in [Config.Interceptors].
+func WithInterceptors(ics ...Interceptor) ToolOption {
+	return func(t *Tool) { t.interceptors = append(t.interceptors, ics...) }
+}
+
 // NewTool describes a typed tool. name must match ^[a-zA-Z0-9_-]{1,64}$,
 // description tells the agent when to use it, risk is one of the four
 // levels. The input schema is inferred from In (a struct: field names from
@@ -63,7 +78,12 @@ func WithTimeout(d time.Duration) ToolOption {
 // adds constraints) unless [WithInputSchema] gives one. If In (or *In) has a
 // Validate() error method, it runs after decoding and its error is answered
 // invalid_input.
-func NewTool[In, Out any](name string, risk Risk, description string, fn ToolFunc[In, Out], opts ...ToolOption) *Tool {
+//
+// fn receives the request's context and the call with its input decoded
+// into In, and returns a result encoded as JSON, a [*Refusal] (answered as a
+// refusal result) or an error (answered as execution_failed with the
+// error's message).
+func NewTool[In, Out any](name string, risk Risk, description string, fn func(ctx context.Context, call ToolCall[In]) (Out, error), opts ...ToolOption) *Tool {
 	t := &Tool{name: name, description: description, risk: risk}
 	for _, o := range opts {
 		o(t)
@@ -74,11 +94,16 @@ func NewTool[In, Out any](name string, risk Risk, description string, fn ToolFun
 	if description == "" {
 		t.problems = append(t.problems, errors.New("description is empty: say what the tool does and when the agent should use it"))
 	}
-	if !risk.Valid() {
+	if risk.rank() == 0 {
 		t.problems = append(t.problems, fmt.Errorf("risk %q is not one of low, medium, reviewed, high", risk))
 	}
 	if fn == nil {
 		t.problems = append(t.problems, errors.New("function is nil"))
+	}
+	for i, ic := range t.interceptors {
+		if ic == nil {
+			t.problems = append(t.problems, fmt.Errorf("interceptor %d is nil", i))
+		}
 	}
 	if t.inputSchema == nil {
 		raw, err := schema.Infer(reflect.TypeFor[In]())
@@ -107,17 +132,9 @@ func NewTool[In, Out any](name string, risk Risk, description string, fn ToolFun
 	return t
 }
 
-// Name returns the tool's name.
-func (t *Tool) Name() string { return t.name }
-
-// Description returns what the tool tells the agent about itself.
-func (t *Tool) Description() string { return t.description }
-
-// Risk returns the tool's risk level.
+// Risk returns the tool's declared risk: the lowest risk at which it may
+// run (PROTOCOL.md §9).
 func (t *Tool) Risk() Risk { return t.risk }
-
-// InputSchema returns the tool's input JSON Schema, as the manifest lists it.
-func (t *Tool) InputSchema() json.RawMessage { return t.inputSchema }
 
 // err joins every problem found while building the tool, or returns nil.
 func (t *Tool) err() error {
