@@ -98,6 +98,15 @@ var bodyPrefix = []byte(`{"result":`)
 // [WithResultBudget]); otherwise a result longer than the agent reads is
 // logged.
 func (h *Handler) encodeResult(ctx context.Context, tool string, v any, budget int) Response {
+	reason := ""
+	switch r := v.(type) {
+	case *Refusal:
+		if r != nil {
+			reason, v = r.reason(), r.wire()
+		}
+	case Refusal:
+		reason, v = r.reason(), r.wire()
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		h.log.ErrorContext(ctx, "median: result is not JSON-encodable", "tool", tool, "error", err)
@@ -115,20 +124,7 @@ func (h *Handler) encodeResult(ctx context.Context, tool string, v any, budget i
 	body = append(body, bodyPrefix...)
 	body = append(body, raw...)
 	body = append(body, '}')
-	return Response{Status: http.StatusOK, Body: body, refusal: refusalReason(v)}
-}
-
-// refusalReason returns the reason of a refusal result, or "".
-func refusalReason(v any) string {
-	switch r := v.(type) {
-	case *Refusal:
-		if r != nil {
-			return r.reason()
-		}
-	case Refusal:
-		return r.reason()
-	}
-	return ""
+	return Response{Status: http.StatusOK, Body: body, refusal: reason}
 }
 
 // checkHints removes invalid widget hints from a result object (§3.2).

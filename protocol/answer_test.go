@@ -40,7 +40,7 @@ func TestResultAnswer(t *testing.T) {
 			resp := h.Serve(context.Background(), post(toolCall("t", "c", `{}`)))
 			assert.Equal(t, http.StatusOK, resp.Status)
 			assert.Equal(t, tc.want, string(resp.Body))
-			assert.Empty(t, resp.Code())
+			assert.Empty(t, resp.code)
 		})
 	}
 }
@@ -53,15 +53,14 @@ func TestRefusalJSON(t *testing.T) {
 		want string
 	}{
 		{"blocked", Refuse("out_of_stock", "The item is sold out."), `{"ok":false,"allowed":false,"outcome":"blocked","reason":"out_of_stock","detail":"The item is sold out."}`},
-		{"unknown", RefuseUnknown("no_such_order", "No order A-1."), `{"ok":false,"known":false,"outcome":"unknown","reason":"no_such_order","detail":"No order A-1."}`},
-		{"not signed in", NotSignedIn("Sign in to see orders."), `{"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Sign in to see orders."}`},
+		{"unknown", &Refusal{Unknown: true, Reason: "no_such_order", Detail: "No order A-1."}, `{"ok":false,"known":false,"outcome":"unknown","reason":"no_such_order","detail":"No order A-1."}`},
+		{"not signed in", notSignedIn("Sign in to see orders."), `{"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Sign in to see orders."}`},
 		{"default reason", Refuse("", "No."), `{"ok":false,"allowed":false,"outcome":"blocked","reason":"tool_refused","detail":"No."}`},
 		{"zero value", &Refusal{}, `{"ok":false,"allowed":false,"outcome":"blocked","reason":"tool_refused"}`},
-		{"odd outcome becomes blocked", &Refusal{Outcome: "maybe", Reason: "x"}, `{"ok":false,"allowed":false,"outcome":"blocked","reason":"x"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := json.Marshal(tt.r)
+			b, err := json.Marshal(tt.r.wire())
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, string(b))
 			// Returned as the error, as the result, or wrapped: all answer the same result.
@@ -78,7 +77,7 @@ func TestRefusalJSON(t *testing.T) {
 			}
 		})
 	}
-	assert.Equal(t, "not_signed_in: Sign in.", NotSignedIn("Sign in.").Error())
+	assert.Equal(t, "not_signed_in: Sign in.", notSignedIn("Sign in.").Error())
 	assert.Equal(t, "tool_refused: No.", Refuse("", "No.").Error())
 }
 
@@ -119,7 +118,7 @@ func TestErrorMessageHook(t *testing.T) {
 
 	// Refusals are results, not errors: the hook does not touch them.
 	h2, _ := newHandler(t, Config{
-		Tools:        []*Tool{fnTool("t", func(context.Context) (any, error) { return nil, NotSignedIn("Sign in.") })},
+		Tools:        []*Tool{fnTool("t", func(context.Context) (any, error) { return nil, notSignedIn("Sign in.") })},
 		ErrorMessage: func(context.Context, *Call, error) string { return "rewritten" },
 	})
 	assert.Contains(t, string(h2.Serve(context.Background(), post(toolCall("t", "c", `{}`))).Body), "not_signed_in")
@@ -179,25 +178,18 @@ func TestHintsSetters(t *testing.T) {
 		{" /orders", false},
 	}
 	for _, tt := range tests {
-		var h Hints
-		err := h.SetNavigateTo(tt.path)
+		err := checkNavigateTo(tt.path)
 		if tt.ok {
 			assert.NoError(t, err, tt.path)
-			assert.Equal(t, tt.path, h.NavigateTo)
 		} else {
 			assert.Error(t, err, tt.path)
-			assert.Empty(t, h.NavigateTo, "an invalid path is not set")
 			assert.Contains(t, err.Error(), "medianNavigateTo")
 		}
 	}
-	var h Hints
-	require.NoError(t, h.SetHighlight("#order-"+strings.Repeat("x", 249)))
-	assert.Len(t, h.Highlight, 256)
-	assert.Error(t, h.SetHighlight(strings.Repeat("x", 257)))
-	assert.Error(t, h.SetHighlight(""))
-	assert.Len(t, h.Highlight, 256, "unchanged after a refused selector")
-
-	require.NoError(t, h.SetNavigateTo("/orders/1"))
+	h := Hints{NavigateTo: "/orders/1", Highlight: "#order-" + strings.Repeat("x", 249)}
+	require.NoError(t, checkHighlight(h.Highlight))
+	assert.Error(t, checkHighlight(strings.Repeat("x", 257)))
+	assert.Error(t, checkHighlight(""))
 	b, err := json.Marshal(hinted{OrderID: "1", Hints: h})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"orderId":"1","medianNavigateTo":"/orders/1","medianHighlight":"#order-`+strings.Repeat("x", 249)+`"}`, string(b))
@@ -242,7 +234,7 @@ func TestOversizedResultWarned(t *testing.T) {
 		res := requireResult(t, h.Serve(context.Background(), post(toolCall("big", "c", `{}`))))
 		assert.Len(t, []rune(string(res)), n+2, "the whole result is still sent")
 		warns := logs.find(t, "longer than the agent reads")
-		if n < MaxResultChars {
+		if n < maxResultChars {
 			assert.Empty(t, warns)
 			continue
 		}
@@ -250,7 +242,7 @@ func TestOversizedResultWarned(t *testing.T) {
 		assert.Equal(t, "WARN", warns[0]["level"])
 		assert.Equal(t, "big", warns[0]["tool"])
 		assert.EqualValues(t, n+2, warns[0]["chars"], "size in characters, not bytes")
-		assert.EqualValues(t, MaxResultChars, warns[0]["limit"])
+		assert.EqualValues(t, maxResultChars, warns[0]["limit"])
 	}
 }
 
@@ -298,20 +290,20 @@ func TestDiagnostics(t *testing.T) {
 			h, logs := newHandler(t, Config{Diagnostics: func(context.Context) (any, error) { return strings.Repeat("x", n), nil }})
 			requireResult(t, h.Serve(context.Background(), req()))
 			warns := logs.find(t, "diagnostics answer is longer")
-			if n < MaxDiagnosticsChars {
+			if n < maxDiagnosticsChars {
 				assert.Empty(t, warns)
 				continue
 			}
 			require.Len(t, warns, 1)
 			assert.Equal(t, "WARN", warns[0]["level"])
-			assert.EqualValues(t, MaxDiagnosticsChars, warns[0]["limit"])
+			assert.EqualValues(t, maxDiagnosticsChars, warns[0]["limit"])
 			assert.Empty(t, logs.find(t, "longer than the agent reads"), "the 4,000-character tool warning is not used")
 		}
 	})
 	t.Run("default timeout under 8 s", func(t *testing.T) {
-		assert.Less(t, DefaultDiagnosticsTimeout, 8*time.Second)
+		assert.Less(t, defaultDiagnosticsTimeout, 8*time.Second)
 		h, _ := newHandler(t, Config{})
-		assert.Equal(t, DefaultDiagnosticsTimeout, h.diagnosticsTimeout)
+		assert.Equal(t, defaultDiagnosticsTimeout, h.diagnosticsTimeout)
 	})
 }
 
@@ -348,7 +340,7 @@ func TestManifest(t *testing.T) {
 		names = append(names, tl.Name)
 		assert.Regexp(t, `^[a-zA-Z0-9_-]{1,64}$`, tl.Name)
 		assert.NotEmpty(t, tl.Description)
-		assert.True(t, tl.Risk.Valid())
+		assert.Positive(t, tl.Risk.rank())
 		assert.Equal(t, `"object"`, gjson(t, tl.InputSchema, "type"))
 	}
 	assert.Equal(t, []string{"a_first", "b-search_2", "echo"}, names, "sorted by name")
@@ -363,12 +355,12 @@ func TestManifest(t *testing.T) {
 
 	// Signed like a POST: unsigned, stale or signed over a body is refused.
 	requireError(t, h.Serve(context.Background(), Request{Method: http.MethodGet}), http.StatusUnauthorized, CodeMissingSignature)
-	requireError(t, h.Serve(context.Background(), Request{Method: http.MethodGet, Signature: MustParseKey(testKey).Sign(testNow.Add(-time.Hour), nil)}), http.StatusUnauthorized, CodeStaleTimestamp)
-	requireError(t, h.Serve(context.Background(), Request{Method: http.MethodGet, Signature: MustParseKey(otherKey).Sign(testNow, nil)}), http.StatusUnauthorized, CodeInvalidSignature)
-	requireError(t, h.Serve(context.Background(), Request{Method: http.MethodGet, Signature: MustParseKey(testKey).Sign(testNow, []byte("{}"))}), http.StatusUnauthorized, CodeInvalidSignature)
+	requireError(t, h.Serve(context.Background(), Request{Method: http.MethodGet, Signature: mustParseKey(testKey).Sign(testNow.Add(-time.Hour), nil)}), http.StatusUnauthorized, CodeStaleTimestamp)
+	requireError(t, h.Serve(context.Background(), Request{Method: http.MethodGet, Signature: mustParseKey(otherKey).Sign(testNow, nil)}), http.StatusUnauthorized, CodeInvalidSignature)
+	requireError(t, h.Serve(context.Background(), Request{Method: http.MethodGet, Signature: mustParseKey(testKey).Sign(testNow, []byte("{}"))}), http.StatusUnauthorized, CodeInvalidSignature)
 
 	// Through net/http, and with no tools at all.
-	assert.Equal(t, string(resp.Body), string(serveHTTP(h, http.MethodGet, MustParseKey(testKey).Sign(testNow, nil), "").Body))
+	assert.Equal(t, string(resp.Body), string(serveHTTP(h, http.MethodGet, mustParseKey(testKey).Sign(testNow, nil), "").Body))
 	h0, _ := newHandler(t, Config{})
 	assert.Equal(t, `{"tools":[]}`, string(h0.Serve(context.Background(), get()).Body))
 }

@@ -25,8 +25,8 @@ var benchSizes = []int{1 << 10, 16 << 10}
 // the header, check the window, compare the MAC — beside the floor: one
 // HMAC-SHA256 of "<t>.<body>" with a key set up once.
 func BenchmarkVerify(b *testing.B) {
-	k := MustParseKey(testKey)
-	secret, err := DeriveSecret(testKey)
+	k := mustParseKey(testKey)
+	secret, err := deriveSecret(testKey)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func BenchmarkVerify(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(size))
 			for b.Loop() {
-				if err := VerifySignature(header, body, testNow, DefaultTolerance, k); err != nil {
+				if err := VerifySignature(header, body, testNow, defaultTolerance, k); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -106,7 +106,7 @@ func orderInputJSON() string {
 func BenchmarkTypedCall(b *testing.B) {
 	input := orderInputJSON()
 	body := toolCall("quote_order", "call_0123456789abcdef0123456789abcdef", input)
-	secret, err := DeriveSecret(testKey)
+	secret, err := deriveSecret(testKey)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func BenchmarkTypedCall(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			if resp := h.Serve(ctx, req); resp.Status != 200 || resp.Code() != "" {
+			if resp := h.Serve(ctx, req); resp.Status != 200 || resp.code != "" {
 				b.Fatalf("%d %s", resp.Status, resp.Body)
 			}
 		}

@@ -33,7 +33,7 @@ func BenchmarkServe(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(req.BodyBytes)))
 	for b.Loop() {
-		if resp := h.Serve(ctx, req); resp.Status != 200 || resp.Code() != "" {
+		if resp := h.Serve(ctx, req); resp.Status != 200 || resp.code != "" {
 			b.Fatalf("%d %s", resp.Status, resp.Body)
 		}
 	}
@@ -44,7 +44,7 @@ func BenchmarkServe(b *testing.B) {
 func BenchmarkServeReplayMemory(b *testing.B) {
 	h := benchHandler(b, Config{})
 	ctx := context.Background()
-	k := MustParseKey(testKey)
+	k := mustParseKey(testKey)
 	// Build the requests before timing, so signing is not measured.
 	reqs := make([]Request, 0, 1024)
 	for i := range 1024 {
@@ -70,10 +70,10 @@ func BenchmarkServeReplayMemory(b *testing.B) {
 
 // BenchmarkParseSignature: one header with one v1.
 func BenchmarkParseSignature(b *testing.B) {
-	header := MustParseKey(testKey).Sign(testNow, []byte(`{"op":"diagnostics"}`))
+	header := mustParseKey(testKey).Sign(testNow, []byte(`{"op":"diagnostics"}`))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ParseSignature(header); err != nil {
+		if _, err := parseSignature(header); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -85,7 +85,7 @@ func BenchmarkDecodeBody(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		if _, _, err := DecodeBody(body); err != nil {
+		if _, _, err := decodeBody(body); err != nil {
 			b.Fatal(err)
 		}
 	}

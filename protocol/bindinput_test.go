@@ -21,6 +21,6 @@ func TestBindInputWholeFloats(t *testing.T) {
 	c = &Call{RawInput: json.RawMessage(`{"n":2.5}`)}
 	err := c.BindInput(&in)
 	require.Error(t, err)
-	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+	require.Equal(t, CodeInvalidInput, errorCode(err))
 	require.Contains(t, err.Error(), "n: expected integer")
 }

@@ -109,9 +109,9 @@ func requireSameAsSlow(t *testing.T, body []byte, fast *Call) {
 func TestDecodeFastDepthAsSlow(t *testing.T) {
 	deep := strings.Repeat("[", 9999) + strings.Repeat("]", 9999)
 	body := `{"tool":"t","toolCallId":"x","input":{"a":` + deep + `},"context":{"conversationId":"c","risk":"low","visitor":{"verified":true}}}`
-	_, _, err := DecodeBody([]byte(body))
+	_, _, err := decodeBody([]byte(body))
 	require.Error(t, err)
-	assert.Equal(t, CodeInvalidBody, ErrorCode(err))
+	assert.Equal(t, CodeInvalidBody, errorCode(err))
 }
 
 // TestDecodeFastInputIsCapped: appending to RawInput never writes into Body.

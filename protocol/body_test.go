@@ -39,7 +39,7 @@ func ctxOf(m map[string]any) map[string]any     { return m["context"].(map[strin
 func visitorOf(m map[string]any) map[string]any { return ctxOf(m)["visitor"].(map[string]any) }
 
 func TestDecodeBodyToolCall(t *testing.T) {
-	op, call, err := DecodeBody([]byte(fullCall))
+	op, call, err := decodeBody([]byte(fullCall))
 	require.NoError(t, err)
 	assert.Empty(t, op)
 	require.NotNil(t, call)
@@ -69,7 +69,7 @@ func TestDecodeBodyOptionalAndOpaque(t *testing.T) {
 			delete(v, "name")
 			v["verified"] = false
 		})
-		_, call, err := DecodeBody([]byte(body))
+		_, call, err := decodeBody([]byte(body))
 		require.NoError(t, err, id)
 		assert.Equal(t, id, call.ToolCallID, "toolCallId is opaque")
 		assert.Empty(t, call.ApprovedBy)
@@ -77,7 +77,7 @@ func TestDecodeBodyOptionalAndOpaque(t *testing.T) {
 		assert.False(t, ok)
 	}
 	for _, risk := range []Risk{RiskLow, RiskMedium, RiskReviewed, RiskHigh} {
-		_, call, err := DecodeBody([]byte(mutate(t, func(m map[string]any) { ctxOf(m)["risk"] = string(risk) })))
+		_, call, err := decodeBody([]byte(mutate(t, func(m map[string]any) { ctxOf(m)["risk"] = string(risk) })))
 		require.NoError(t, err)
 		assert.Equal(t, risk, call.Risk)
 	}
@@ -90,7 +90,7 @@ func TestDecodeBodyUnknownFieldsIgnored(t *testing.T) {
 		ctxOf(m)["locale"] = "fr"
 		visitorOf(m)["plan"] = "pro"
 	})
-	_, call, err := DecodeBody([]byte(body))
+	_, call, err := decodeBody([]byte(body))
 	require.NoError(t, err)
 	assert.Equal(t, "lookup_order", call.Tool)
 }
@@ -99,7 +99,7 @@ func TestDecodeBodyUnknownFieldsIgnored(t *testing.T) {
 // verified=false is never exposed.
 func TestVisitorExternalIDOnlyWhenVerified(t *testing.T) {
 	body := mutate(t, func(m map[string]any) { visitorOf(m)["verified"] = false })
-	_, call, err := DecodeBody([]byte(body))
+	_, call, err := decodeBody([]byte(body))
 	require.NoError(t, err)
 	id, ok := call.Visitor.ExternalID()
 	assert.False(t, ok)
@@ -183,7 +183,7 @@ func TestDecodeBodyInvalid(t *testing.T) {
 	)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			op, call, err := DecodeBody([]byte(tt.body))
+			op, call, err := decodeBody([]byte(tt.body))
 			require.Error(t, err)
 			assert.Empty(t, op)
 			assert.Nil(t, call)
@@ -197,14 +197,14 @@ func TestDecodeBodyInvalid(t *testing.T) {
 }
 
 func TestDecodeBodyOps(t *testing.T) {
-	op, call, err := DecodeBody([]byte(`{"op":"diagnostics"}`))
+	op, call, err := decodeBody([]byte(`{"op":"diagnostics"}`))
 	require.NoError(t, err)
-	assert.Equal(t, OpDiagnostics, op)
+	assert.Equal(t, opDiagnostics, op)
 	assert.Nil(t, call)
 
-	op, _, err = DecodeBody([]byte(`{"op":"diagnostics","extra":1}`))
+	op, _, err = decodeBody([]byte(`{"op":"diagnostics","extra":1}`))
 	require.NoError(t, err)
-	assert.Equal(t, OpDiagnostics, op)
+	assert.Equal(t, opDiagnostics, op)
 
 	for _, body := range []string{
 		`{"op":"reindex"}`, `{"op":"Diagnostics"}`, `{"op":""}`, `{"op":1}`, `{"op":true}`,
@@ -212,7 +212,7 @@ func TestDecodeBodyOps(t *testing.T) {
 		`{"op":"reindex","tool":"echo","toolCallId":"c","input":{},"context":{}}`,
 	} {
 		t.Run(body, func(t *testing.T) {
-			_, _, err := DecodeBody([]byte(body))
+			_, _, err := decodeBody([]byte(body))
 			var e *Error
 			require.ErrorAs(t, err, &e)
 			assert.Equal(t, CodeUnknownOp, e.Code)
@@ -237,7 +237,7 @@ func TestBodyErrorsThroughServe(t *testing.T) {
 		toolCall("echo", "c", `{}`):    CodeInvalidInput,
 		strings.Replace(fullCall, "reviewed", "urgent", 1): CodeInvalidBody,
 	} {
-		requireError(t, h.Serve(context.Background(), post(body)), code.Status(), code)
-		requireError(t, serveHTTP(h, http.MethodPost, post(body).Signature, body), code.Status(), code)
+		requireError(t, h.Serve(context.Background(), post(body)), code.status(), code)
+		requireError(t, serveHTTP(h, http.MethodPost, post(body).Signature, body), code.status(), code)
 	}
 }

@@ -32,162 +32,227 @@ type OrderStatus struct {
 // lookupOrder answers only verified visitors, about their own orders.
 func lookupOrder(ctx context.Context, call protocol.ToolCall[OrderInput]) (OrderStatus, error) {
 	if _, ok := call.Visitor.ExternalID(); !ok {
-		return OrderStatus{}, protocol.NotSignedIn("Ask the customer to sign in to see their orders.")
+		return OrderStatus{}, protocol.Refuse("not_signed_in", "Ask the customer to sign in to see their orders.")
 	}
 	return OrderStatus{OrderID: call.Input.OrderID, Status: "shipped"}, nil
 }
 
+// signed returns a request signed the way Median signs it.
+func signed(method, path, body string) *http.Request {
+	key, err := protocol.ParseKey(exampleKey)
+	if err != nil {
+		panic(err)
+	}
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("median-signature", key.Sign(time.Now(), []byte(body)))
+	return req
+}
+
+// orderCall is what Median sends to run lookup_order.
+const orderCall = `{"tool":"lookup_order","toolCallId":"call_1","input":{"orderId":"A-1001"},` +
+	`"context":{"conversationId":"conv_42","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`
+
 // A typed tool served on a net/http ServeMux.
 func ExampleNew() {
 	h, err := protocol.New(protocol.Config{
-		Keys:  []string{exampleKey}, // omit to read MEDIAN_KEY
+		Keys:  []string{exampleKey}, // omit to read MEDIAN_KEY (and MEDIAN_KEY_PREVIOUS)
 		Tools: []*protocol.Tool{protocol.NewTool("lookup_order", protocol.RiskLow, "Look up the status of one of the visitor's orders.", lookupOrder)},
 	})
 	if err != nil {
 		panic(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/median", h)
+	h.Mount(mux, "/api/median")
 
-	// What Median sends:
-	body := `{"tool":"lookup_order","toolCallId":"call_1","input":{"orderId":"A-1001"},` +
-		`"context":{"conversationId":"conv_42","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`
-	sig, _ := protocol.Sign(exampleKey, time.Now(), []byte(body))
-	req := httptest.NewRequest(http.MethodPost, "/median", strings.NewReader(body))
-	req.Header.Set("median-signature", sig)
 	rec := httptest.NewRecorder()
-	mux.ServeHTTP(rec, req)
+	mux.ServeHTTP(rec, signed(http.MethodPost, "/api/median", orderCall))
 	fmt.Println(rec.Code, rec.Body.String())
 	// Output: 200 {"result":{"orderId":"A-1001","status":"shipped"}}
+}
+
+// Mount registers the whole endpoint on a ServeMux: both paths, every
+// method. A method pattern ("POST /api/median") would let the mux answer
+// GET, the manifest Median syncs its tool list with, by itself.
+func ExampleHandler_Mount() {
+	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}})
+	if err != nil {
+		panic(err)
+	}
+	mux := http.NewServeMux()
+	h.Mount(mux, "/api/median")
+	for _, req := range []*http.Request{
+		signed(http.MethodGet, "/api/median", ""),
+		signed(http.MethodGet, "/api/median/", ""),
+		signed(http.MethodPut, "/api/median", ""),
+	} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, req)
+		fmt.Println(req.Method, req.URL.Path, rec.Code, rec.Header().Get("Allow"), rec.Body.String())
+	}
+	// Output:
+	// GET /api/median 200  {"tools":[]}
+	// GET /api/median/ 200  {"tools":[]}
+	// PUT /api/median 405 GET, POST {"error":{"code":"method_not_allowed","message":"method PUT is not allowed; Median sends POST (and GET for the manifest)"}}
 }
 
 // NewTool describes a typed tool; New reports every problem of every tool
 // at once.
 func ExampleNewTool() {
 	tool := protocol.NewTool("lookup_order", protocol.RiskLow, "Look up the status of one of the visitor's orders.", lookupOrder)
-	fmt.Println(tool.Name(), tool.Risk())
+	fmt.Println(tool.Risk())
 
 	bad := protocol.NewTool("look up!", protocol.RiskLow, "Spaces are not allowed in names.", lookupOrder)
 	_, err := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: []*protocol.Tool{tool, bad}})
 	fmt.Println(err)
 	// Output:
-	// lookup_order low
+	// low
 	// median: tool "look up!": name "look up!" must match ^[a-zA-Z0-9_-]{1,64}$
 }
 
 // Sign builds the median-signature header, for tests and for clients that
 // call a Median endpoint.
-func ExampleSign() {
-	at := time.UnixMilli(1767225600000)
-	body := []byte(`{"op":"diagnostics"}`)
-	header, err := protocol.Sign(exampleKey, at, body)
+func ExampleKey_Sign() {
+	key, err := protocol.ParseKey(exampleKey)
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(header)
-
-	sig, _ := protocol.ParseSignature(header)
-	fmt.Println(sig.Timestamp, sig.CheckTime(at.Add(time.Minute), protocol.DefaultTolerance), sig.Verify(body, protocol.MustParseKey(exampleKey)))
+	fmt.Println(key.Sign(time.UnixMilli(1767225600000), []byte(`{"op":"diagnostics"}`)))
+	fmt.Println(key) // never the key or its secret
 	// Output:
 	// t=1767225600000,v1=7c5e8af8a415635e0c8beaa449795617796f409de2d76bf463a2ee2cd1f0355f
-	// 1767225600000 <nil> <nil>
+	// median key mk_a37d7601ad81
 }
 
 // Checking a signed request outside a Handler, e.g. in a queue worker that
 // receives Median's calls forwarded with their header.
 func ExampleVerifySignature() {
-	key := protocol.MustParseKey(exampleKey)
+	key, _ := protocol.ParseKey(exampleKey)
 	at := time.UnixMilli(1767225600000)
 	body := []byte(`{"op":"diagnostics"}`)
 	header := key.Sign(at, body)
 
-	fmt.Println(protocol.VerifySignature(header, body, at.Add(time.Minute), protocol.DefaultTolerance, key))
+	fmt.Println(protocol.VerifySignature(header, body, at.Add(time.Minute), 5*time.Minute, key))
 
-	err := protocol.VerifySignature(header, []byte(`{"op":"diagnostics" }`), at, protocol.DefaultTolerance, key)
-	fmt.Println(errors.Is(err, protocol.ErrInvalidSignature), protocol.ErrorCode(err))
+	err := protocol.VerifySignature(header, []byte(`{"op":"diagnostics" }`), at, 5*time.Minute, key)
+	fmt.Println(errors.Is(err, protocol.CodeInvalidSignature))
 
-	err = protocol.VerifySignature(header, body, at.Add(time.Hour), protocol.DefaultTolerance, key)
-	fmt.Println(errors.Is(err, protocol.ErrStaleTimestamp), protocol.ErrorCode(err))
+	err = protocol.VerifySignature(header, body, at.Add(time.Hour), 5*time.Minute, key)
+	fmt.Println(errors.Is(err, protocol.CodeStaleTimestamp))
 	// Output:
 	// <nil>
-	// true invalid_signature
-	// true stale_timestamp
+	// true
+	// true
 }
 
 // A tool declines without failing: the refusal is answered as a result the
 // agent can explain.
 func ExampleRefuse() {
-	for _, r := range []*protocol.Refusal{
-		protocol.Refuse("out_of_stock", "The blue size 9 is sold out."),
-		protocol.RefuseUnknown("", "There is no order A-9999."),
-		protocol.NotSignedIn("Sign in to see orders."),
-	} {
-		b, _ := json.Marshal(r)
-		fmt.Println(string(b))
+	tool := protocol.NewTool("cancel_order", protocol.RiskLow, "Cancel one of the visitor's orders.", func(ctx context.Context, call protocol.ToolCall[OrderInput]) (any, error) {
+		if call.Input.OrderID == "A-9999" {
+			return &protocol.Refusal{Unknown: true, Reason: "no_such_order", Detail: "There is no order A-9999."}, nil
+		}
+		return nil, protocol.Refuse("already_shipped", "The order has shipped; offer a return instead.")
+	})
+	h, _ := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: []*protocol.Tool{tool}})
+	for i, id := range []string{"A-1001", "A-9999"} {
+		body := fmt.Sprintf(`{"tool":"cancel_order","toolCallId":"call_%d","input":{"orderId":%q},"context":{"conversationId":"c","risk":"low","visitor":{"verified":false}}}`, i, id)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, signed(http.MethodPost, "/", body))
+		fmt.Println(rec.Body.String())
 	}
 	// Output:
-	// {"ok":false,"allowed":false,"outcome":"blocked","reason":"out_of_stock","detail":"The blue size 9 is sold out."}
-	// {"ok":false,"known":false,"outcome":"unknown","reason":"tool_refused","detail":"There is no order A-9999."}
-	// {"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Sign in to see orders."}
+	// {"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"already_shipped","detail":"The order has shipped; offer a return instead."}}
+	// {"result":{"ok":false,"known":false,"outcome":"unknown","reason":"no_such_order","detail":"There is no order A-9999."}}
 }
 
 // Embed Hints in a result to offer a button and a highlight in the widget.
-func ExampleHints_SetNavigateTo() {
+func ExampleHints() {
 	type Result struct {
 		OrderID string `json:"orderId"`
 		protocol.Hints
 	}
-	r := Result{OrderID: "A-1001"}
-	fmt.Println(r.SetNavigateTo("//evil.example/phish"))
-	fmt.Println(r.SetNavigateTo("/account/orders/A-1001"))
-	fmt.Println(r.SetHighlight("#order-A-1001"))
+	r := Result{OrderID: "A-1001", Hints: protocol.Hints{NavigateTo: "/account/orders/A-1001", Highlight: "#order-A-1001"}}
 	b, _ := json.Marshal(r)
 	fmt.Println(string(b))
 	// Output:
-	// medianNavigateTo: must start with a single "/" ("//" would leave your site)
-	// <nil>
-	// <nil>
 	// {"orderId":"A-1001","medianNavigateTo":"/account/orders/A-1001","medianHighlight":"#order-A-1001"}
 }
 
-// Middleware: Verify checks the request, your own code answers the call,
-// Respond encodes (and stores) the answer.
-func ExampleHandler_Verify() {
+// Middleware: the Handler verifies, your own handler answers the call with
+// Respond (which keeps the answer for replays).
+func ExampleHandler_Middleware() {
 	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}})
 	if err != nil {
 		panic(err)
 	}
-	middleware := func(w http.ResponseWriter, r *http.Request) {
-		req := protocol.Request{Method: r.Method, Signature: r.Header.Get("median-signature"), Body: r.Body, ContentLength: r.ContentLength}
-		call, resp, ok := h.Verify(r.Context(), req)
-		if !ok {
-			resp.WriteTo(w) // a refusal, the manifest, diagnostics or a replayed answer
-			return
-		}
-		var result any
-		var err error
+	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		call, _ := protocol.CallFrom(r.Context())
 		switch call.Tool {
 		case "ping":
-			result = map[string]string{"pong": call.ConversationID}
+			protocol.Respond(w, r, map[string]string{"pong": call.ConversationID}, nil)
 		default:
-			err = protocol.UnknownTool(call.Tool) // 404 unknown_tool
+			protocol.Respond(w, r, nil, protocol.UnknownTool(call.Tool)) // 404 unknown_tool
 		}
-		h.Respond(r.Context(), call, result, err).WriteTo(w)
-	}
+	})
+	mux := http.NewServeMux()
+	h.Mount(mux, "/api/median", app) // h.Middleware(app) on both paths
 
 	body := `{"tool":"ping","toolCallId":"call_2","input":{},"context":{"conversationId":"conv_9","risk":"low","visitor":{"verified":false}}}`
-	sig, _ := protocol.Sign(exampleKey, time.Now(), []byte(body))
-	req := httptest.NewRequest(http.MethodPost, "/median", strings.NewReader(body))
-	req.Header.Set("median-signature", sig)
 	rec := httptest.NewRecorder()
-	middleware(rec, req)
+	mux.ServeHTTP(rec, signed(http.MethodPost, "/api/median/", body))
 	fmt.Println(rec.Code, rec.Body.String())
 
-	unsigned := httptest.NewRequest(http.MethodPost, "/median", strings.NewReader(body))
 	rec = httptest.NewRecorder()
-	middleware(rec, unsigned)
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api/median", strings.NewReader(body)))
 	fmt.Println(rec.Code)
 	// Output:
 	// 200 {"result":{"pong":"conv_9"}}
 	// 401
+}
+
+// Interceptors run before every tool: here an audit line and a rule that
+// only verified visitors may use high-risk tools.
+func ExampleInterceptor() {
+	audit := func(ctx context.Context, call *protocol.Call, tool *protocol.Tool) error {
+		fmt.Println("audit:", call.Tool, call.ToolCallID, call.ApprovedBy)
+		return nil
+	}
+	verifiedForHighRisk := func(ctx context.Context, call *protocol.Call, tool *protocol.Tool) error {
+		if _, ok := call.Visitor.ExternalID(); !ok && tool != nil && tool.Risk() == protocol.RiskHigh {
+			return protocol.Refuse("not_signed_in", "Ask the customer to sign in first.")
+		}
+		return nil
+	}
+	cancel := protocol.NewTool("cancel_order", protocol.RiskHigh, "Cancel an order.", func(ctx context.Context, call protocol.ToolCall[OrderInput]) (string, error) {
+		return "cancelled", nil
+	})
+	h, _ := protocol.New(protocol.Config{
+		Keys:         []string{exampleKey},
+		Tools:        []*protocol.Tool{cancel},
+		Interceptors: []protocol.Interceptor{audit, verifiedForHighRisk},
+	})
+	body := `{"tool":"cancel_order","toolCallId":"call_3","input":{"orderId":"A-1"},"context":{"conversationId":"c","risk":"high","approvedBy":"Ada","visitor":{"verified":false}}}`
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, signed(http.MethodPost, "/", body))
+	fmt.Println(rec.Body.String())
+	// Output:
+	// audit: cancel_order call_3 Ada
+	// {"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Ask the customer to sign in first."}}
+}
+
+// FitResult keeps a long list within what the agent reads, as valid JSON
+// that says how much was left out.
+func ExampleFitResult() {
+	type Order struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	var orders []Order
+	for i := range 100 {
+		orders = append(orders, Order{ID: fmt.Sprintf("A-%04d", i), Status: "shipped"})
+	}
+	out, err := protocol.FitResult(map[string]any{"orders": orders}, 120)
+	fmt.Println(string(out), err)
+	// Output:
+	// {"orders":[{"id":"A-0000","status":"shipped"},{"id":"A-0001","status":"shipped"}],"omitted":98} <nil>
 }

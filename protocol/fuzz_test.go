@@ -1,4 +1,4 @@
-package protocol_test
+package protocol
 
 // Fuzz targets for the three places untrusted bytes enter the core: the
 // median-signature header, the POST body and the whole Serve entry point.
@@ -32,8 +32,6 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
-
-	"github.com/median-go/median/protocol"
 )
 
 // fuzzKey is the Median key every fuzz handler accepts; fuzzOtherKey is a
@@ -51,7 +49,7 @@ const fuzzMaxBody = 4096
 
 // fuzzSecret is the derived signing secret of fuzzKey, for the reference MAC.
 var fuzzSecret = func() []byte {
-	s, err := protocol.DeriveSecret(fuzzKey)
+	s, err := deriveSecret(fuzzKey)
 	if err != nil {
 		panic(err)
 	}
@@ -166,49 +164,49 @@ func FuzzParseSignature(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, header string) {
-		sig, err := protocol.ParseSignature(header)
+		sig, err := parseSignature(header)
 		ref := fuzzParseRef(header)
 		switch {
 		case ref.missing:
-			if !errors.Is(err, protocol.ErrMissingSignature) || protocol.ErrorCode(err) != protocol.CodeMissingSignature {
-				t.Fatalf("ParseSignature(%q) = %v, want missing_signature", header, err)
+			if !errors.Is(err, CodeMissingSignature) || errorCode(err) != CodeMissingSignature {
+				t.Fatalf("parseSignature(%q) = %v, want missing_signature", header, err)
 			}
 			return
 		case ref.malformed:
-			if !errors.Is(err, protocol.ErrMalformedSignature) || protocol.ErrorCode(err) != protocol.CodeMalformedSignature {
-				t.Fatalf("ParseSignature(%q) = %v, want malformed_signature", header, err)
+			if !errors.Is(err, CodeMalformedSignature) || errorCode(err) != CodeMalformedSignature {
+				t.Fatalf("parseSignature(%q) = %v, want malformed_signature", header, err)
 			}
-			if errors.Is(err, protocol.ErrMissingSignature) {
-				t.Fatalf("ParseSignature(%q) wraps two sentinels: %v", header, err)
+			if errors.Is(err, CodeMissingSignature) {
+				t.Fatalf("parseSignature(%q) wraps two sentinels: %v", header, err)
 			}
 			return
 		}
 		if err != nil {
-			t.Fatalf("ParseSignature(%q) = %v, want a signature (t=%s, %d v1)", header, err, ref.ts, len(ref.v1))
+			t.Fatalf("parseSignature(%q) = %v, want a signature (t=%s, %d v1)", header, err, ref.ts, len(ref.v1))
 		}
-		if sig.Timestamp != ref.t {
-			t.Fatalf("ParseSignature(%q).Timestamp = %d, want %d", header, sig.Timestamp, ref.t)
+		if sig.timestamp != ref.t {
+			t.Fatalf("parseSignature(%q).Timestamp = %d, want %d", header, sig.timestamp, ref.t)
 		}
 
 		// Time: exact arithmetic, even for timestamps near the int64 limits.
-		for _, tol := range []time.Duration{0, time.Millisecond, protocol.DefaultTolerance} {
-			gotFresh := sig.CheckTime(fuzzNow, tol) == nil
+		for _, tol := range []time.Duration{0, time.Millisecond, defaultTolerance} {
+			gotFresh := sig.checkTime(fuzzNow, tol) == nil
 			if gotFresh != ref.fresh(fuzzNow, tol) {
 				t.Fatalf("CheckTime(t=%d, tolerance %s) fresh=%v, want %v", ref.t, tol, gotFresh, !gotFresh)
 			}
-			if err := sig.CheckTime(fuzzNow, tol); err != nil && protocol.ErrorCode(err) != protocol.CodeStaleTimestamp {
-				t.Fatalf("CheckTime error %v has code %q, want stale_timestamp", err, protocol.ErrorCode(err))
+			if err := sig.checkTime(fuzzNow, tol); err != nil && errorCode(err) != CodeStaleTimestamp {
+				t.Fatalf("CheckTime error %v has code %q, want stale_timestamp", err, errorCode(err))
 			}
 		}
 
 		// Verify agrees with the reference MAC over the t exactly as sent.
-		key := protocol.MustParseKey(fuzzKey)
+		key := mustParseKey(fuzzKey)
 		for _, body := range [][]byte{nil, []byte("{}"), []byte(header)} {
-			err := sig.Verify(body, key)
+			err := sig.verify(body, key)
 			if (err == nil) != ref.matches(body) {
 				t.Fatalf("Verify(%q) under %q = %v, reference says match=%v", body, header, err, ref.matches(body))
 			}
-			if err != nil && (!errors.Is(err, protocol.ErrInvalidSignature) || strings.Contains(err.Error(), hex.EncodeToString(fuzzMAC(ref.ts, body)))) {
+			if err != nil && (!errors.Is(err, CodeInvalidSignature) || strings.Contains(err.Error(), hex.EncodeToString(fuzzMAC(ref.ts, body)))) {
 				t.Fatalf("Verify error %q: want invalid_signature without the computed MAC", err)
 			}
 		}
@@ -216,11 +214,11 @@ func FuzzParseSignature(f *testing.F) {
 		// Adding the correct v1 entry always makes the header verify.
 		body := []byte(`{"op":"diagnostics"}`)
 		good := header + ",v1=" + hex.EncodeToString(fuzzMAC(ref.ts, body))
-		sig2, err := protocol.ParseSignature(good)
+		sig2, err := parseSignature(good)
 		if err != nil {
-			t.Fatalf("ParseSignature(%q) = %v after adding a v1 entry", good, err)
+			t.Fatalf("parseSignature(%q) = %v after adding a v1 entry", good, err)
 		}
-		if err := sig2.Verify(body, protocol.MustParseKey(fuzzOtherKey), key); err != nil {
+		if err := sig2.verify(body, mustParseKey(fuzzOtherKey), key); err != nil {
 			t.Fatalf("Verify(%q) = %v, want a match under the second key", good, err)
 		}
 	})
@@ -256,35 +254,35 @@ func FuzzDecodeBody(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		op, call, err := protocol.DecodeBody(body)
+		op, call, err := decodeBody(body)
 		if err != nil {
-			var e *protocol.Error
+			var e *Error
 			if !errors.As(err, &e) {
-				t.Fatalf("DecodeBody(%q) error %T %v is not an *Error", body, err, err)
+				t.Fatalf("decodeBody(%q) error %T %v is not an *Error", body, err, err)
 			}
-			if (e.Code != protocol.CodeInvalidBody && e.Code != protocol.CodeUnknownOp) || e.Status != http.StatusBadRequest || e.Message == "" {
-				t.Fatalf("DecodeBody(%q) = %d %s %q, want 400 invalid_body or unknown_op with a message", body, e.Status, e.Code, e.Message)
+			if (e.Code != CodeInvalidBody && e.Code != CodeUnknownOp) || e.Status != http.StatusBadRequest || e.Message == "" {
+				t.Fatalf("decodeBody(%q) = %d %s %q, want 400 invalid_body or unknown_op with a message", body, e.Status, e.Code, e.Message)
 			}
 			return
 		}
 		if !json.Valid(body) || fuzzFirstByte(body) != '{' {
-			t.Fatalf("DecodeBody(%q) accepted a body that is not a JSON object", body)
+			t.Fatalf("decodeBody(%q) accepted a body that is not a JSON object", body)
 		}
-		if op == protocol.OpDiagnostics {
+		if op == opDiagnostics {
 			if call != nil {
-				t.Fatalf("DecodeBody(%q) returned both the diagnostics op and a call", body)
+				t.Fatalf("decodeBody(%q) returned both the diagnostics op and a call", body)
 			}
 			return
 		}
 		if op != "" || call == nil {
-			t.Fatalf("DecodeBody(%q) = op %q, call %v: want a call", body, op, call)
+			t.Fatalf("decodeBody(%q) = op %q, call %v: want a call", body, op, call)
 		}
 		fuzzCheckCall(t, body, call)
 
 		// Round trip: the call, encoded with the contract's field names,
 		// decodes to the same call.
 		again := fuzzEncodeCall(call)
-		_, call2, err := protocol.DecodeBody(again)
+		_, call2, err := decodeBody(again)
 		if err != nil {
 			t.Fatalf("re-encoded call %s does not decode: %v", again, err)
 		}
@@ -295,21 +293,21 @@ func FuzzDecodeBody(f *testing.F) {
 }
 
 // fuzzCheckCall checks the fields of a decoded call against the contract.
-func fuzzCheckCall(t *testing.T, body []byte, call *protocol.Call) {
+func fuzzCheckCall(t *testing.T, body []byte, call *Call) {
 	t.Helper()
-	if call.Tool == "" || call.ToolCallID == "" || !call.Risk.Valid() {
-		t.Fatalf("DecodeBody(%q) = tool %q, id %q, risk %q: required fields empty or invalid", body, call.Tool, call.ToolCallID, call.Risk)
+	if call.Tool == "" || call.ToolCallID == "" || call.Risk.rank() == 0 {
+		t.Fatalf("decodeBody(%q) = tool %q, id %q, risk %q: required fields empty or invalid", body, call.Tool, call.ToolCallID, call.Risk)
 	}
 	if !json.Valid(call.RawInput) || fuzzFirstByte(call.RawInput) != '{' {
-		t.Fatalf("DecodeBody(%q) input %q is not a JSON object", body, call.RawInput)
+		t.Fatalf("decodeBody(%q) input %q is not a JSON object", body, call.RawInput)
 	}
 	if id, ok := call.Visitor.ExternalID(); ok && (!call.Visitor.Verified || id == "") {
-		t.Fatalf("DecodeBody(%q) gives externalId %q for an unverified visitor", body, id)
+		t.Fatalf("decodeBody(%q) gives externalId %q for an unverified visitor", body, id)
 	}
 }
 
 // fuzzEncodeCall writes call back as a ToolCall body.
-func fuzzEncodeCall(call *protocol.Call) []byte {
+func fuzzEncodeCall(call *Call) []byte {
 	visitor := map[string]any{"verified": call.Visitor.Verified, "email": call.Visitor.UnverifiedEmail, "name": call.Visitor.UnverifiedName}
 	if id, ok := call.Visitor.ExternalID(); ok {
 		visitor["externalId"] = id
@@ -326,7 +324,7 @@ func fuzzEncodeCall(call *protocol.Call) []byte {
 }
 
 // fuzzSameCall compares two calls field by field (RawInput as JSON).
-func fuzzSameCall(a, b *protocol.Call) bool {
+func fuzzSameCall(a, b *Call) bool {
 	ida, oka := a.Visitor.ExternalID()
 	idb, okb := b.Visitor.ExternalID()
 	return a.Tool == b.Tool && a.ToolCallID == b.ToolCallID && a.ConversationID == b.ConversationID &&
@@ -368,15 +366,15 @@ type fuzzOrderIn struct {
 // fuzzServer is a Handler with two tools that count their runs, and a
 // replay store that is emptied before every input so runs are repeatable.
 type fuzzServer struct {
-	h      *protocol.Handler
+	h      *Handler
 	runs   atomic.Int64
 	events atomic.Int64
-	last   atomic.Pointer[protocol.Event]
+	last   atomic.Pointer[Event]
 	mu     sync.Mutex
-	store  *protocol.MemoryStore
+	store  *MemoryStore
 }
 
-func (s *fuzzServer) Claim(ctx context.Context, id, fp string, lease time.Duration) (protocol.ClaimResult, error) {
+func (s *fuzzServer) Claim(ctx context.Context, id, fp string, lease time.Duration) (ClaimResult, error) {
 	s.mu.Lock()
 	st := s.store
 	s.mu.Unlock()
@@ -393,7 +391,7 @@ func (s *fuzzServer) Save(ctx context.Context, id, fp string, answer []byte, ttl
 // reset forgets every run, event and stored answer.
 func (s *fuzzServer) reset() {
 	s.mu.Lock()
-	s.store = protocol.NewMemoryStore(protocol.MemoryStoreOptions{Now: func() time.Time { return fuzzNow }})
+	s.store = NewMemoryStore(MemoryStoreOptions{Now: func() time.Time { return fuzzNow }})
 	s.mu.Unlock()
 	s.runs.Store(0)
 	s.events.Store(0)
@@ -407,11 +405,11 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 	tb.Helper()
 	s := &fuzzServer{}
 	s.reset()
-	lookup := protocol.NewTool("lookup_order", protocol.RiskLow, "Looks up an order by id.",
-		func(ctx context.Context, call protocol.ToolCall[fuzzOrderIn]) (any, error) {
+	lookup := NewTool("lookup_order", RiskLow, "Looks up an order by id.",
+		func(ctx context.Context, call ToolCall[fuzzOrderIn]) (any, error) {
 			s.runs.Add(1)
 			if _, ok := call.Visitor.ExternalID(); !ok {
-				return nil, protocol.NotSignedIn("Sign in to see orders.")
+				return nil, notSignedIn("Sign in to see orders.")
 			}
 			switch call.Input.OrderID {
 			case "panic":
@@ -419,7 +417,7 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 			case "fail":
 				return nil, errors.New("the order service is down")
 			case "refuse":
-				return nil, protocol.Refuse("not_yours", "This order belongs to someone else.")
+				return nil, Refuse("not_yours", "This order belongs to someone else.")
 			}
 			out := map[string]any{"orderId": call.Input.OrderID, "status": "shipped"}
 			if call.Input.NavigateTo != nil {
@@ -427,14 +425,14 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 			}
 			return out, nil
 		})
-	echo := protocol.NewTool("echo", protocol.RiskMedium, "Returns its input.",
-		func(ctx context.Context, call protocol.ToolCall[map[string]any]) (map[string]any, error) {
+	echo := NewTool("echo", RiskMedium, "Returns its input.",
+		func(ctx context.Context, call ToolCall[map[string]any]) (map[string]any, error) {
 			s.runs.Add(1)
 			return call.Input, nil
-		}, protocol.WithInputSchema(json.RawMessage(`{"type":"object"}`)))
-	h, err := protocol.New(protocol.Config{
+		}, WithInputSchema(json.RawMessage(`{"type":"object"}`)))
+	h, err := New(Config{
 		Keys:         []string{fuzzOtherKey, fuzzKey},
-		Tools:        []*protocol.Tool{lookup, echo},
+		Tools:        []*Tool{lookup, echo},
 		MaxBodyBytes: fuzzMaxBody,
 		Now:          func() time.Time { return fuzzNow },
 		Logger:       slog.New(slog.DiscardHandler),
@@ -442,7 +440,7 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 		Diagnostics: func(ctx context.Context) (any, error) {
 			return map[string]any{"ok": true}, nil
 		},
-		Observer: func(ev protocol.Event) {
+		Observer: func(_ context.Context, ev Event) {
 			s.events.Add(1)
 			s.last.Store(&ev)
 		},
@@ -485,7 +483,7 @@ func FuzzServe(f *testing.F) {
 		f.Add(mode, "POST", "", []byte(body), int64(0))
 	}
 	good := []byte(fuzzBodySeeds[0])
-	sig := protocol.MustParseKey(fuzzKey).Sign(fuzzNow, good)
+	sig := mustParseKey(fuzzKey).Sign(fuzzNow, good)
 	for _, seed := range []struct {
 		mode   uint8
 		method string
@@ -531,11 +529,11 @@ func FuzzServe(f *testing.F) {
 		signedAt := fuzzNow.Add(time.Duration(skew%(1<<40)) * time.Millisecond)
 		switch mode & fuzzSignModeMask {
 		case fuzzSignGood:
-			header = protocol.MustParseKey(fuzzKey).Sign(signedAt, body)
+			header = mustParseKey(fuzzKey).Sign(signedAt, body)
 		case fuzzSignWrong:
-			header = protocol.MustParseKey("fuzz-unknown-key-00000000000000000000000").Sign(signedAt, body)
+			header = mustParseKey("fuzz-unknown-key-00000000000000000000000").Sign(signedAt, body)
 		case fuzzSignFlip:
-			h := []byte(protocol.MustParseKey(fuzzKey).Sign(signedAt, body))
+			h := []byte(mustParseKey(fuzzKey).Sign(signedAt, body))
 			i := len(h) - 1 - int(uint64(skew)%64)
 			h[i] = "01"[fuzzBoolInt(h[i] == '0')]
 			header = string(h)
@@ -551,11 +549,11 @@ func FuzzServe(f *testing.F) {
 
 // fuzzExpectation is what the contract allows for one request.
 type fuzzExpectation struct {
-	status int           // the one allowed status, or 0 when several are
-	code   protocol.Code // the one allowed code, or "" when several are
-	signed bool          // the signature is valid and fresh: the body may reach a tool
-	mac    string        // the correct MAC hex for this request, never to be echoed
-	get    bool          // a signed GET: the answer is the manifest
+	status int    // the one allowed status, or 0 when several are
+	code   Code   // the one allowed code, or "" when several are
+	signed bool   // the signature is valid and fresh: the body may reach a tool
+	mac    string // the correct MAC hex for this request, never to be echoed
+	get    bool   // a signed GET: the answer is the manifest
 }
 
 // fuzzExpect is the oracle: PROTOCOL.md §5 applied with the reference parser.
@@ -567,17 +565,17 @@ func fuzzExpect(method, header string, body []byte) fuzzExpectation {
 	}
 	switch {
 	case method != http.MethodGet && method != http.MethodPost:
-		e.status, e.code = http.StatusMethodNotAllowed, protocol.CodeMethodNotAllowed
+		e.status, e.code = http.StatusMethodNotAllowed, CodeMethodNotAllowed
 	case ref.missing:
-		e.status, e.code = http.StatusUnauthorized, protocol.CodeMissingSignature
+		e.status, e.code = http.StatusUnauthorized, CodeMissingSignature
 	case ref.malformed:
-		e.status, e.code = http.StatusUnauthorized, protocol.CodeMalformedSignature
-	case !ref.fresh(fuzzNow, protocol.DefaultTolerance):
-		e.status, e.code = http.StatusUnauthorized, protocol.CodeStaleTimestamp
+		e.status, e.code = http.StatusUnauthorized, CodeMalformedSignature
+	case !ref.fresh(fuzzNow, defaultTolerance):
+		e.status, e.code = http.StatusUnauthorized, CodeStaleTimestamp
 	case len(body) > fuzzMaxBody:
-		e.status, e.code = http.StatusRequestEntityTooLarge, protocol.CodeInvalidBody
+		e.status, e.code = http.StatusRequestEntityTooLarge, CodeInvalidBody
 	case !ref.matches(body):
-		e.status, e.code = http.StatusUnauthorized, protocol.CodeInvalidSignature
+		e.status, e.code = http.StatusUnauthorized, CodeInvalidSignature
 	case method == http.MethodGet:
 		e.status, e.signed, e.get = http.StatusOK, true, true
 	default:
@@ -592,7 +590,7 @@ type fuzzAnswer struct {
 	body        []byte
 	contentType string // "" when called through Serve
 	allow       string
-	code        protocol.Code
+	code        Code
 }
 
 // fuzzDo sends one request through Serve or ServeHTTP.
@@ -605,25 +603,25 @@ func fuzzDo(t *testing.T, s *fuzzServer, mode uint8, method, header string, body
 	if mode&fuzzViaHTTP != 0 {
 		r := &http.Request{Method: method, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(body)), ContentLength: length}
 		if header != "" {
-			r.Header.Set(protocol.SignatureHeader, header)
+			r.Header.Set(signatureHeader, header)
 		}
 		w := httptest.NewRecorder()
 		s.h.ServeHTTP(w, r)
 		return fuzzAnswer{status: w.Code, body: w.Body.Bytes(), contentType: w.Header().Get("Content-Type"), allow: w.Header().Get("Allow"), code: "?"}
 	}
-	req := protocol.Request{Method: method, Signature: header, BodyBytes: body, ContentLength: length}
+	req := Request{Method: method, Signature: header, BodyBytes: body, ContentLength: length}
 	if mode&fuzzStreamBody != 0 {
 		req.Body = bytes.NewReader(body)
 	}
 	resp := s.h.Serve(context.Background(), req)
-	return fuzzAnswer{status: resp.Status, body: resp.Body, contentType: protocol.ContentType, allow: resp.Allow, code: resp.Code()}
+	return fuzzAnswer{status: resp.Status, body: resp.Body, contentType: "application/json", allow: resp.Allow, code: resp.code}
 }
 
 // fuzzCheckAnswer checks one answer against the oracle and the envelope.
 func fuzzCheckAnswer(t *testing.T, s *fuzzServer, want fuzzExpectation, a fuzzAnswer, round int) {
 	t.Helper()
-	if a.contentType != protocol.ContentType {
-		t.Fatalf("Content-Type %q, want %q", a.contentType, protocol.ContentType)
+	if a.contentType != "application/json" {
+		t.Fatalf("Content-Type %q, want %q", a.contentType, "application/json")
 	}
 	if a.status >= 500 {
 		t.Fatalf("status %d with a usable key: %s", a.status, a.body)
@@ -643,7 +641,7 @@ func fuzzCheckAnswer(t *testing.T, s *fuzzServer, want fuzzExpectation, a fuzzAn
 	if want.status != 0 && a.status != want.status {
 		t.Fatalf("status %d (%s), want %d %s", a.status, a.body, want.status, want.code)
 	}
-	if (a.status == http.StatusMethodNotAllowed) != (a.allow == protocol.AllowHeader) {
+	if (a.status == http.StatusMethodNotAllowed) != (a.allow == "GET, POST") {
 		t.Fatalf("status %d with Allow %q", a.status, a.allow)
 	}
 	if ev := s.last.Load(); ev == nil || ev.Status != a.status || s.events.Load() != int64(round+1) {
@@ -672,12 +670,12 @@ func fuzzCheckAnswer(t *testing.T, s *fuzzServer, want fuzzExpectation, a fuzzAn
 	switch {
 	case isResult && a.status != http.StatusOK:
 		t.Fatalf("a result with status %d", a.status)
-	case !isResult && code == protocol.CodeInvalidBody:
+	case !isResult && code == CodeInvalidBody:
 		if !slices.Contains([]int{http.StatusBadRequest, http.StatusConflict, http.StatusRequestEntityTooLarge}, a.status) {
 			t.Fatalf("invalid_body with status %d", a.status)
 		}
-	case !isResult && a.status != code.Status():
-		t.Fatalf("code %s with status %d, want %d", code, a.status, code.Status())
+	case !isResult && a.status != code.status():
+		t.Fatalf("code %s with status %d, want %d", code, a.status, code.status())
 	}
 	if want.signed {
 		if a.status == http.StatusUnauthorized || a.status == http.StatusMethodNotAllowed {
@@ -686,7 +684,7 @@ func fuzzCheckAnswer(t *testing.T, s *fuzzServer, want fuzzExpectation, a fuzzAn
 		if s.runs.Load() == 1 && a.status != http.StatusOK {
 			t.Fatalf("the tool ran but the answer is %d: %s", a.status, a.body)
 		}
-		if code == protocol.CodeUnknownTool || code == protocol.CodeInvalidInput || code == protocol.CodeUnknownOp {
+		if code == CodeUnknownTool || code == CodeInvalidInput || code == CodeUnknownOp {
 			if s.runs.Load() != 0 {
 				t.Fatalf("%s answered after the tool ran", code)
 			}
@@ -696,7 +694,7 @@ func fuzzCheckAnswer(t *testing.T, s *fuzzServer, want fuzzExpectation, a fuzzAn
 
 // fuzzEnvelope checks that body is exactly {"result": any} or
 // {"error": {"code", "message"}} with a contract code, and returns the code.
-func fuzzEnvelope(t *testing.T, body []byte) (protocol.Code, bool) {
+func fuzzEnvelope(t *testing.T, body []byte) (Code, bool) {
 	t.Helper()
 	if !utf8.Valid(body) || !json.Valid(body) {
 		t.Fatalf("answer is not valid UTF-8 JSON: %q", body)
@@ -717,10 +715,10 @@ func fuzzEnvelope(t *testing.T, body []byte) (protocol.Code, bool) {
 		t.Fatalf("error %s is not {code, message}", raw)
 	}
 	var e struct {
-		Code    protocol.Code `json:"code"`
-		Message string        `json:"message"`
+		Code    Code   `json:"code"`
+		Message string `json:"message"`
 	}
-	if err := json.Unmarshal(raw, &e); err != nil || e.Message == "" || !slices.Contains(protocol.Codes(), e.Code) {
+	if err := json.Unmarshal(raw, &e); err != nil || e.Message == "" || !slices.Contains(allCodes, e.Code) {
 		t.Fatalf("error %s: want a contract code and a message", raw)
 	}
 	return e.Code, false

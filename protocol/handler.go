@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -172,11 +173,53 @@ func (r Response) write(w http.ResponseWriter) {
 }
 
 // ServeHTTP answers the Median endpoint on net/http. Register it for every
-// method on both the mount path and the path with a trailing slash: see
-// the package example for http.ServeMux, where a method pattern such as
-// "POST /api/median" would let the mux answer GET itself.
+// method on both the mount path and the path with a trailing slash; on an
+// [http.ServeMux], [Handler.Mount] does that.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Serve(r.Context(), requestFromHTTP(r)).write(w)
+}
+
+// Mount registers the whole endpoint on mux at path ("/api/median"): the
+// path and the path with a trailing slash, for every method, so that GET
+// gets the manifest and any other method the contract's 405. With handlers,
+// they answer the verified calls behind [Handler.Middleware] (chained in
+// order: each but the last must call the next) instead of the Handler's
+// own tools. They run in order until one answers (with [Respond]), like a
+// router's handler chain: an authorization check, then your dispatcher.
+//
+// It avoids the trap of Go 1.22's method patterns: with
+// mux.Handle("POST /api/median", h) the mux itself answers GET (the
+// manifest Median syncs tools with) and other methods with its own
+// plain-text 405, and "/api/median/" is not routed. Like mux.Handle, Mount
+// panics when a pattern is already registered.
+func (h *Handler) Mount(mux *http.ServeMux, path string, handlers ...http.Handler) {
+	var handler http.Handler = h
+	if len(handlers) > 0 {
+		handler = h.Middleware(chain(handlers))
+	}
+	path = "/" + strings.Trim(path, "/")
+	if path == "/" {
+		mux.Handle("/{$}", handler)
+		return
+	}
+	mux.Handle(path, handler)
+	mux.Handle(path+"/{$}", handler)
+}
+
+// chain runs handlers in order until one answers the verified call.
+func chain(handlers []http.Handler) http.Handler {
+	if len(handlers) == 1 {
+		return handlers[0]
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ex := exchangeFrom(r.Context())
+		for _, next := range handlers {
+			next.ServeHTTP(w, r)
+			if ex == nil || ex.answered.Load() {
+				return
+			}
+		}
+	})
 }
 
 // requestFromHTTP is the core's view of a net/http request; the body is
@@ -239,19 +282,19 @@ func (h *Handler) check(ctx context.Context, req Request, lookup bool, start tim
 	if h.keyErr != nil {
 		return nil, errorResponse(h.keyErr), false
 	}
-	sig, e := parseSignature(req.Signature)
-	if e == nil {
-		e = sig.checkTime(h.now(), h.tolerance)
+	sig, err := parseSignature(req.Signature)
+	if err == nil {
+		err = sig.checkTime(h.now(), h.tolerance)
 	}
-	if e != nil {
-		return nil, errorResponse(e), false
+	if err != nil {
+		return nil, errorResponse(asError(err)), false
 	}
 	body, e := h.readBody(ctx, req)
 	if e != nil {
 		return nil, errorResponse(e), false
 	}
-	if e := sig.verify(body, h.keys...); e != nil {
-		return nil, errorResponse(e), false
+	if err := sig.verify(body, h.keys...); err != nil {
+		return nil, errorResponse(asError(err)), false
 	}
 	if req.Method == http.MethodGet {
 		return nil, Response{Status: http.StatusOK, Body: h.manifest}, false

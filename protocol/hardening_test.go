@@ -1,4 +1,4 @@
-package protocol_test
+package protocol
 
 // Hardening tests: replayed answers keep their code and status, no goroutine
 // outlives a request (client gone, tool timeout, late diagnostics, panics),
@@ -24,8 +24,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
-
-	"github.com/median-go/median/protocol"
 )
 
 // hardKey is the key of every hardening handler; hardOldKey is a second,
@@ -51,17 +49,17 @@ func hardCallBody(tool, id, orderID string, verified bool) []byte {
 }
 
 // hardSigned returns a signed POST request for body.
-func hardSigned(body []byte) protocol.Request {
-	return protocol.Request{
+func hardSigned(body []byte) Request {
+	return Request{
 		Method:        http.MethodPost,
-		Signature:     protocol.MustParseKey(hardKey).Sign(time.Now(), body),
+		Signature:     mustParseKey(hardKey).Sign(time.Now(), body),
 		BodyBytes:     body,
 		ContentLength: int64(len(body)),
 	}
 }
 
 // hardNew builds a Handler for hardKey with cfg's other settings.
-func hardNew(t *testing.T, cfg protocol.Config) *protocol.Handler {
+func hardNew(t *testing.T, cfg Config) *Handler {
 	t.Helper()
 	if cfg.Keys == nil {
 		cfg.Keys = []string{hardKey}
@@ -69,18 +67,18 @@ func hardNew(t *testing.T, cfg protocol.Config) *protocol.Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	h, err := protocol.New(cfg)
+	h, err := New(cfg)
 	require.NoError(t, err)
 	return h
 }
 
 // hardErrorCode reads the code of an error answer.
-func hardErrorCode(t *testing.T, body []byte) (protocol.Code, string) {
+func hardErrorCode(t *testing.T, body []byte) (Code, string) {
 	t.Helper()
 	var e struct {
 		Error struct {
-			Code    protocol.Code `json:"code"`
-			Message string        `json:"message"`
+			Code    Code   `json:"code"`
+			Message string `json:"message"`
 		} `json:"error"`
 	}
 	require.NoError(t, json.Unmarshal(body, &e), "answer %s", body)
@@ -91,44 +89,45 @@ func hardErrorCode(t *testing.T, body []byte) (protocol.Code, string) {
 // replayed answer came back as 200 with no code, so a replayed invalid_input
 // was 200 and the observer counted a replayed failure as a success.
 func TestReplayedAnswerKeepsCodeAndStatus(t *testing.T) {
-	failing := protocol.NewTool("fail", protocol.RiskLow, "Always fails.",
-		func(ctx context.Context, call protocol.ToolCall[hardIn]) (any, error) {
+	failing := NewTool("fail", RiskLow, "Always fails.",
+		func(ctx context.Context, call ToolCall[hardIn]) (any, error) {
 			return nil, errors.New("the order service is down")
 		})
 	var mu sync.Mutex
-	var events []protocol.Event
-	h := hardNew(t, protocol.Config{
-		Tools:    []*protocol.Tool{failing},
-		Observer: func(ev protocol.Event) { mu.Lock(); events = append(events, ev); mu.Unlock() },
+	var events []Event
+	h := hardNew(t, Config{
+		Tools:    []*Tool{failing},
+		Observer: func(_ context.Context, ev Event) { mu.Lock(); events = append(events, ev); mu.Unlock() },
 	})
 	// A middleware-style handler answering a bind error stores a 400.
 	bindBody := hardCallBody("other", "call_bind", "A-1", true)
-	call, _, ok := h.Verify(context.Background(), hardSigned(bindBody))
+	cctx, _, ok := h.Verify(context.Background(), hardSigned(bindBody))
 	require.True(t, ok)
-	first := h.Respond(context.Background(), call, nil, call.BindInput(new(struct{ OrderID int })))
+	call, _ := CallFrom(cctx)
+	first := Answer(cctx, nil, call.BindInput(new(struct{ OrderID int })))
 	require.Equal(t, http.StatusBadRequest, first.Status)
 
 	tests := []struct {
 		name   string
 		body   []byte
 		status int
-		code   protocol.Code
+		code   Code
 		verify bool
 	}{
-		{"execution_failed from Serve", hardCallBody("fail", "call_fail", "A-1", true), http.StatusOK, protocol.CodeExecutionFailed, false},
-		{"invalid_input from Respond", bindBody, http.StatusBadRequest, protocol.CodeInvalidInput, true},
+		{"execution_failed from Serve", hardCallBody("fail", "call_fail", "A-1", true), http.StatusOK, CodeExecutionFailed, false},
+		{"invalid_input from Respond", bindBody, http.StatusBadRequest, CodeInvalidInput, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for round := range 2 {
-				var resp protocol.Response
+				var resp Response
 				if tt.verify { // a middleware's Verify answers a repeat from the store
 					_, resp, _ = h.Verify(context.Background(), hardSigned(tt.body))
 				} else {
 					resp = h.Serve(context.Background(), hardSigned(tt.body))
 				}
 				assert.Equal(t, tt.status, resp.Status, "round %d: %s", round, resp.Body)
-				assert.Equal(t, tt.code, resp.Code(), "round %d", round)
+				assert.Equal(t, tt.code, resp.code, "round %d", round)
 				code, _ := hardErrorCode(t, resp.Body)
 				assert.Equal(t, tt.code, code, "round %d", round)
 			}
@@ -157,9 +156,9 @@ func newHardBlockingTool() *hardBlockingTool {
 	return &hardBlockingTool{started: make(chan struct{}, 1), ctxErr: make(chan error, 1)}
 }
 
-func (b *hardBlockingTool) tool(opts ...protocol.ToolOption) *protocol.Tool {
-	return protocol.NewTool("block", protocol.RiskLow, "Waits until its context ends.",
-		func(ctx context.Context, call protocol.ToolCall[hardIn]) (any, error) {
+func (b *hardBlockingTool) tool(opts ...ToolOption) *Tool {
+	return NewTool("block", RiskLow, "Waits until its context ends.",
+		func(ctx context.Context, call ToolCall[hardIn]) (any, error) {
 			b.started <- struct{}{}
 			<-ctx.Done()
 			b.ctxErr <- ctx.Err()
@@ -185,7 +184,7 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 func TestClientDisconnectCancelsToolWithoutLeaks(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	b := newHardBlockingTool()
-	h := hardNew(t, protocol.Config{Tools: []*protocol.Tool{b.tool()}})
+	h := hardNew(t, Config{Tools: []*Tool{b.tool()}})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	transport := &http.Transport{}
@@ -195,7 +194,7 @@ func TestClientDisconnectCancelsToolWithoutLeaks(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, bytes.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set(protocol.SignatureHeader, protocol.MustParseKey(hardKey).Sign(time.Now(), body))
+	req.Header.Set(signatureHeader, mustParseKey(hardKey).Sign(time.Now(), body))
 	clientErr := make(chan error, 1)
 	go func() {
 		resp, err := (&http.Client{Transport: transport}).Do(req)
@@ -215,16 +214,16 @@ func TestClientDisconnectCancelsToolWithoutLeaks(t *testing.T) {
 func TestCancelledRequestContextReachesTool(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	b := newHardBlockingTool()
-	h := hardNew(t, protocol.Config{Tools: []*protocol.Tool{b.tool(protocol.WithTimeout(time.Hour))}})
+	h := hardNew(t, Config{Tools: []*Tool{b.tool(WithTimeout(time.Hour))}})
 	ctx, cancel := context.WithCancel(context.Background())
-	answered := make(chan protocol.Response, 1)
+	answered := make(chan Response, 1)
 	go func() { answered <- h.Serve(ctx, hardSigned(hardCallBody("block", "call_cancel", "A-1", true))) }()
 	waitFor(t, b.started, "the tool to start")
 	cancel()
 	assert.ErrorIs(t, waitFor(t, b.ctxErr, "the tool to see the cancellation"), context.Canceled)
 	resp := waitFor(t, answered, "Serve to return")
 	code, msg := hardErrorCode(t, resp.Body)
-	assert.Equal(t, protocol.CodeExecutionFailed, code)
+	assert.Equal(t, CodeExecutionFailed, code)
 	assert.NotContains(t, msg, "timed out")
 }
 
@@ -233,12 +232,12 @@ func TestCancelledRequestContextReachesTool(t *testing.T) {
 func TestToolTimeoutAnswersTimedOut(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	b := newHardBlockingTool()
-	h := hardNew(t, protocol.Config{Tools: []*protocol.Tool{b.tool(protocol.WithTimeout(20 * time.Millisecond))}})
+	h := hardNew(t, Config{Tools: []*Tool{b.tool(WithTimeout(20 * time.Millisecond))}})
 	resp := h.Serve(context.Background(), hardSigned(hardCallBody("block", "call_timeout", "A-1", true)))
 	assert.ErrorIs(t, waitFor(t, b.ctxErr, "the tool's context error"), context.DeadlineExceeded)
 	assert.Equal(t, http.StatusOK, resp.Status)
 	code, msg := hardErrorCode(t, resp.Body)
-	assert.Equal(t, protocol.CodeExecutionFailed, code)
+	assert.Equal(t, CodeExecutionFailed, code)
 	assert.Contains(t, msg, "timed out")
 }
 
@@ -248,7 +247,7 @@ func TestLateDiagnosticsDoNotLeak(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	release := make(chan struct{})
 	returned := make(chan struct{})
-	h := hardNew(t, protocol.Config{
+	h := hardNew(t, Config{
 		DiagnosticsTimeout: 20 * time.Millisecond,
 		Diagnostics: func(ctx context.Context) (any, error) {
 			defer close(returned)
@@ -261,7 +260,7 @@ func TestLateDiagnosticsDoNotLeak(t *testing.T) {
 	// Serve returned while the function is still blocked on release.
 	assert.Equal(t, http.StatusOK, resp.Status)
 	code, msg := hardErrorCode(t, resp.Body)
-	assert.Equal(t, protocol.CodeExecutionFailed, code)
+	assert.Equal(t, CodeExecutionFailed, code)
 	assert.Contains(t, msg, "did not finish")
 	close(release)
 	waitFor(t, returned, "the diagnostics function to return")
@@ -273,12 +272,12 @@ func TestLateDiagnosticsDoNotLeak(t *testing.T) {
 func TestPanicsAreAnsweredWithoutLeaks(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	var logs hardLogBuffer
-	panicky := protocol.NewTool("panicky", protocol.RiskLow, "Panics.",
-		func(ctx context.Context, call protocol.ToolCall[hardIn]) (any, error) {
+	panicky := NewTool("panicky", RiskLow, "Panics.",
+		func(ctx context.Context, call ToolCall[hardIn]) (any, error) {
 			panic("secret internal state " + call.Input.OrderID)
 		})
-	h := hardNew(t, protocol.Config{
-		Tools:       []*protocol.Tool{panicky},
+	h := hardNew(t, Config{
+		Tools:       []*Tool{panicky},
 		Logger:      slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Diagnostics: func(ctx context.Context) (any, error) { panic("diagnostics exploded") },
 	})
@@ -294,7 +293,7 @@ func TestPanicsAreAnsweredWithoutLeaks(t *testing.T) {
 			resp := h.Serve(context.Background(), hardSigned(tt.body))
 			assert.Equal(t, http.StatusOK, resp.Status)
 			code, msg := hardErrorCode(t, resp.Body)
-			assert.Equal(t, protocol.CodeExecutionFailed, code)
+			assert.Equal(t, CodeExecutionFailed, code)
 			assert.NotContains(t, string(resp.Body), "panic(", "no stack in the answer")
 			assert.NotContains(t, msg, tt.logs, "the panic value stays out of the answer")
 			assert.Contains(t, logs.String(), tt.logs)
@@ -324,7 +323,7 @@ func (b *hardLogBuffer) String() string {
 // derived secret in hex (both cases) and base64.
 func hardSecretForms(t *testing.T, key string) []string {
 	t.Helper()
-	secret, err := protocol.DeriveSecret(key)
+	secret, err := deriveSecret(key)
 	require.NoError(t, err)
 	h := hex.EncodeToString(secret)
 	return []string{key, h, strings.ToUpper(h), base64.StdEncoding.EncodeToString(secret), base64.RawURLEncoding.EncodeToString(secret)}
@@ -334,7 +333,7 @@ func hardSecretForms(t *testing.T, key string) []string {
 func hardMACs(ts time.Time, body []byte, keys ...string) []string {
 	var out []string
 	for _, k := range keys {
-		sig := protocol.MustParseKey(k).Sign(ts, body)
+		sig := mustParseKey(k).Sign(ts, body)
 		out = append(out, sig[strings.Index(sig, "v1=")+3:])
 	}
 	return out
@@ -349,11 +348,11 @@ func TestNoSecretInAnswersOrLogs(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	var logs hardLogBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	var h *protocol.Handler
-	lookup := protocol.NewTool("lookup_order", protocol.RiskLow, "Looks up an order.",
-		func(ctx context.Context, call protocol.ToolCall[hardIn]) (any, error) {
+	var h *Handler
+	lookup := NewTool("lookup_order", RiskLow, "Looks up an order.",
+		func(ctx context.Context, call ToolCall[hardIn]) (any, error) {
 			if _, ok := call.Visitor.ExternalID(); !ok {
-				return nil, protocol.NotSignedIn("Sign in to see orders.")
+				return nil, notSignedIn("Sign in to see orders.")
 			}
 			switch call.Input.OrderID {
 			case "fail":
@@ -365,18 +364,18 @@ func TestNoSecretInAnswersOrLogs(t *testing.T) {
 				return nil, ctx.Err()
 			}
 			return map[string]any{"orderId": call.Input.OrderID, "medianNavigateTo": "//not-a-path"}, nil
-		}, protocol.WithTimeout(20*time.Millisecond))
-	h = hardNew(t, protocol.Config{
+		}, WithTimeout(20*time.Millisecond))
+	h = hardNew(t, Config{
 		Keys:         []string{" " + hardKey + "\n", hardOldKey},
-		Tools:        []*protocol.Tool{lookup},
+		Tools:        []*Tool{lookup},
 		Logger:       logger,
 		MaxBodyBytes: 2048,
 		Diagnostics: func(ctx context.Context) (any, error) {
-			return map[string]any{"keys": h.Keys()}, nil
+			return map[string]any{"keys": fingerprints(h)}, nil
 		},
 	})
 
-	key, old := protocol.MustParseKey(hardKey), protocol.MustParseKey(hardOldKey)
+	key, old := mustParseKey(hardKey), mustParseKey(hardOldKey)
 	now := time.Now()
 	type request struct {
 		name   string
@@ -385,11 +384,11 @@ func TestNoSecretInAnswersOrLogs(t *testing.T) {
 		sig    func(body []byte) string
 		status int
 	}
-	signed := func(k protocol.Key, at time.Time) func([]byte) string {
+	signed := func(k Key, at time.Time) func([]byte) string {
 		return func(b []byte) string { return k.Sign(at, b) }
 	}
 	raw := func(s string) func([]byte) string { return func([]byte) string { return s } }
-	unknownKey := protocol.MustParseKey("an-unknown-key-that-nobody-configured-0000")
+	unknownKey := mustParseKey("an-unknown-key-that-nobody-configured-0000")
 	requests := []request{
 		{"valid", "POST", hardCallBody("lookup_order", "call_1", "A-1", true), signed(key, now), 200},
 		{"valid under the old key", "POST", hardCallBody("lookup_order", "call_2", "A-2", true), signed(old, now), 200},
@@ -424,12 +423,12 @@ func TestNoSecretInAnswersOrLogs(t *testing.T) {
 				req.ContentLength = -1 // the body is read to its end, not trusted to a length
 			}
 			if sig := r.sig(r.body); sig != "" {
-				req.Header.Set(protocol.SignatureHeader, sig)
+				req.Header.Set(signatureHeader, sig)
 			}
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, req)
 			assert.Equal(t, r.status, w.Code, "%s (streamed: %v): %s", r.name, streamed, w.Body)
-			assert.Equal(t, protocol.ContentType, w.Header().Get("Content-Type"), r.name)
+			assert.Equal(t, "application/json", w.Header().Get("Content-Type"), r.name)
 			answers.Write(w.Body.Bytes())
 			answers.WriteByte('\n')
 		}
@@ -441,8 +440,8 @@ func TestNoSecretInAnswersOrLogs(t *testing.T) {
 	}
 	// An unusable key is logged and answered without being repeated.
 	const shortKey = "short-secret-key-42"
-	bad, err := protocol.New(protocol.Config{Keys: []string{shortKey}, Logger: logger})
-	require.ErrorIs(t, err, protocol.ErrInvalidKey)
+	bad, err := New(Config{Keys: []string{shortKey}, Logger: logger})
+	require.ErrorIs(t, err, CodeInvalidMedianKey)
 	assert.NotContains(t, err.Error(), shortKey)
 	w := httptest.NewRecorder()
 	bad.ServeHTTP(w, httptest.NewRequest("POST", "/", strings.NewReader("{}")))
@@ -459,8 +458,8 @@ func TestNoSecretInAnswersOrLogs(t *testing.T) {
 	}
 
 	// The fingerprint identifies a key: short, derived, not the secret.
-	fps := h.Keys()
-	require.Equal(t, []string{key.Fingerprint(), old.Fingerprint()}, fps)
+	fps := fingerprints(h)
+	require.Equal(t, []string{key.st.fingerprint, old.st.fingerprint}, fps)
 	assert.Contains(t, answers.String(), fps[0], "diagnostics show the fingerprint")
 	for _, fp := range fps {
 		assert.Regexp(t, `^mk_[0-9a-f]{12}$`, fp)

@@ -30,37 +30,37 @@ func TestParseKeyUsability(t *testing.T) {
 			return b.String()
 		}(), nil},
 		{"surrounding white space trimmed", " \t\r\n" + testKey + "\n ", nil},
-		{"empty", "", ErrMissingKey},
-		{"white space only", " \t\n", ErrMissingKey},
-		{"31 characters", strings.Repeat("a", 31), ErrInvalidKey},
-		{"31 characters padded to 33 with spaces", " " + strings.Repeat("a", 31) + " ", ErrInvalidKey},
-		{"inner space", strings.Repeat("a", 20) + " " + strings.Repeat("b", 20), ErrInvalidKey},
-		{"inner tab", strings.Repeat("a", 20) + "\t" + strings.Repeat("b", 20), ErrInvalidKey},
-		{"DEL 0x7F", strings.Repeat("a", 20) + "\x7f" + strings.Repeat("b", 20), ErrInvalidKey},
-		{"NUL", strings.Repeat("a", 20) + "\x00" + strings.Repeat("b", 20), ErrInvalidKey},
-		{"non-ASCII letter", strings.Repeat("a", 20) + "é" + strings.Repeat("b", 20), ErrInvalidKey},
-		{"non-ASCII only, 32 runes", strings.Repeat("é", 32), ErrInvalidKey},
-		{"quoted key", `"` + testKey + ` "`, ErrInvalidKey},
+		{"empty", "", CodeMissingSecret},
+		{"white space only", " \t\n", CodeMissingSecret},
+		{"31 characters", strings.Repeat("a", 31), CodeInvalidMedianKey},
+		{"31 characters padded to 33 with spaces", " " + strings.Repeat("a", 31) + " ", CodeInvalidMedianKey},
+		{"inner space", strings.Repeat("a", 20) + " " + strings.Repeat("b", 20), CodeInvalidMedianKey},
+		{"inner tab", strings.Repeat("a", 20) + "\t" + strings.Repeat("b", 20), CodeInvalidMedianKey},
+		{"DEL 0x7F", strings.Repeat("a", 20) + "\x7f" + strings.Repeat("b", 20), CodeInvalidMedianKey},
+		{"NUL", strings.Repeat("a", 20) + "\x00" + strings.Repeat("b", 20), CodeInvalidMedianKey},
+		{"non-ASCII letter", strings.Repeat("a", 20) + "é" + strings.Repeat("b", 20), CodeInvalidMedianKey},
+		{"non-ASCII only, 32 runes", strings.Repeat("é", 32), CodeInvalidMedianKey},
+		{"quoted key", `"` + testKey + ` "`, CodeInvalidMedianKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			k, err := ParseKey(tt.key)
 			if tt.want == nil {
 				require.NoError(t, err)
-				assert.False(t, k.IsZero())
+				assert.False(t, (k.st == nil))
 				return
 			}
 			require.ErrorIs(t, err, tt.want)
-			assert.True(t, k.IsZero())
+			assert.True(t, (k.st == nil))
 			// The error tells what to fix but never repeats the key.
 			if strings.TrimSpace(tt.key) != "" {
 				assert.NotContains(t, err.Error(), strings.TrimSpace(tt.key))
 			}
 			code := CodeInvalidMedianKey
-			if tt.want == ErrMissingKey {
+			if tt.want == CodeMissingSecret {
 				code = CodeMissingSecret
 			}
-			assert.Equal(t, code, ErrorCode(err))
+			assert.Equal(t, code, errorCode(err))
 		})
 	}
 }
@@ -70,41 +70,41 @@ func TestParseKeyDerivesWithHKDF(t *testing.T) {
 	require.NoError(t, err)
 	want, err := hkdf.Key(sha256.New, []byte(testKey), nil, "median tool signing v1", 32)
 	require.NoError(t, err)
-	assert.Equal(t, want, k.secret, "the secret is HKDF of the trimmed key")
-	assert.Len(t, k.secret, 32)
+	assert.Equal(t, want, k.st.secret, "the secret is HKDF of the trimmed key")
+	assert.Len(t, k.st.secret, 32)
 
-	got, err := DeriveSecret(testKey)
+	got, err := deriveSecret(testKey)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 
 	// Different keys, different secrets; salt and info matter.
-	other, _ := DeriveSecret(otherKey)
+	other, _ := deriveSecret(otherKey)
 	assert.NotEqual(t, want, other)
 	withSalt, _ := hkdf.Key(sha256.New, []byte(testKey), []byte("x"), "median tool signing v1", 32)
 	assert.NotEqual(t, withSalt, got)
 }
 
 func TestKeyNeverPrintsSecret(t *testing.T) {
-	k := MustParseKey(testKey)
-	assert.Regexp(t, `^mk_[0-9a-f]{12}$`, k.Fingerprint())
-	assert.Equal(t, "median key "+k.Fingerprint(), k.String())
+	k := mustParseKey(testKey)
+	assert.Regexp(t, `^mk_[0-9a-f]{12}$`, k.st.fingerprint)
+	assert.Equal(t, "median key "+k.st.fingerprint, k.String())
 	assert.NotContains(t, k.String(), testKey)
-	assert.NotEqual(t, k.Fingerprint(), MustParseKey(otherKey).Fingerprint())
-	assert.Panics(t, func() { MustParseKey("short") })
+	assert.NotEqual(t, k.st.fingerprint, mustParseKey(otherKey).st.fingerprint)
+	assert.Panics(t, func() { mustParseKey("short") })
 }
 
-func TestSignHelper(t *testing.T) {
+func TestKeySign(t *testing.T) {
 	body := []byte(`{"op":"diagnostics"}`)
-	h, err := Sign(testKey, testNow, body)
-	require.NoError(t, err)
-	assert.Equal(t, MustParseKey(testKey).Sign(testNow, body), h)
+	h := mustParseKey(testKey).Sign(testNow, body)
 	assert.True(t, strings.HasPrefix(h, "t=1767225600000,v1="), h)
-	sig, err := ParseSignature(h)
+	sig, err := parseSignature(h)
 	require.NoError(t, err)
-	require.NoError(t, sig.Verify(body, MustParseKey(testKey)))
+	require.NoError(t, sig.verify(body, mustParseKey(testKey)))
+	assert.Empty(t, Key{}.Sign(testNow, body), "the zero Key signs nothing")
+	assert.Equal(t, "median key (none)", Key{}.String())
 
-	_, err = Sign("short", testNow, body)
-	require.ErrorIs(t, err, ErrInvalidKey)
+	_, err = ParseKey("short")
+	require.ErrorIs(t, err, CodeInvalidMedianKey)
 }
 
 // TestNewReportsKeyProblems: a bad or missing key is an error from New and a
@@ -117,15 +117,15 @@ func TestNewReportsKeyProblems(t *testing.T) {
 		code Code
 		is   error
 	}{
-		{"no key, env unset", nil, "", CodeMissingSecret, ErrMissingKey},
-		{"explicit empty key", []string{""}, testKey, CodeMissingSecret, ErrMissingKey},
-		{"short key from env", nil, "short", CodeInvalidMedianKey, ErrInvalidKey},
-		{"non-ASCII key in code", []string{strings.Repeat("é", 40)}, "", CodeInvalidMedianKey, ErrInvalidKey},
-		{"one good, one bad", []string{testKey, "bad key"}, "", CodeInvalidMedianKey, ErrInvalidKey},
+		{"no key, env unset", nil, "", CodeMissingSecret, CodeMissingSecret},
+		{"explicit empty key", []string{""}, testKey, CodeMissingSecret, CodeMissingSecret},
+		{"short key from env", nil, "short", CodeInvalidMedianKey, CodeInvalidMedianKey},
+		{"non-ASCII key in code", []string{strings.Repeat("é", 40)}, "", CodeInvalidMedianKey, CodeInvalidMedianKey},
+		{"one good, one bad", []string{testKey, "bad key"}, "", CodeInvalidMedianKey, CodeInvalidMedianKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv(KeyEnv, tt.env)
+			t.Setenv(keyEnv, tt.env)
 			log, logs := newLogger()
 			runs := &int64Counter{}
 			h, err := New(Config{Keys: tt.keys, Logger: log, Now: func() time.Time { return testNow }, Tools: []*Tool{echoTool(runs)}})
@@ -138,7 +138,7 @@ func TestNewReportsKeyProblems(t *testing.T) {
 				requireError(t, h.Serve(context.Background(), req), http.StatusInternalServerError, tt.code)
 			}
 			if len(tt.keys) == 1 && tt.keys[0] != "" {
-				sig := MustParseKey(testKey).Sign(testNow, []byte(`{"op":"diagnostics"}`))
+				sig := mustParseKey(testKey).Sign(testNow, []byte(`{"op":"diagnostics"}`))
 				requireError(t, h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: sig, BodyBytes: []byte(`{"op":"diagnostics"}`)}), http.StatusInternalServerError, tt.code)
 			}
 			rec := serveHTTP(h, http.MethodPost, "", "{}")
@@ -150,10 +150,9 @@ func TestNewReportsKeyProblems(t *testing.T) {
 }
 
 func TestKeyFromEnvironment(t *testing.T) {
-	t.Setenv(KeyEnv, "  "+testKey+"\n")
+	t.Setenv(keyEnv, "  "+testKey+"\n")
 	h, _ := newHandler(t, Config{Keys: []string{}})
-	require.Len(t, h.Keys(), 1)
-	assert.Equal(t, MustParseKey(testKey).Fingerprint(), h.Keys()[0])
+	assert.Equal(t, []string{mustParseKey(testKey).st.fingerprint}, fingerprints(h))
 	requireError(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)), http.StatusOK, CodeDiagnosticsUnsupported)
 
 	// Keys in code win over the environment.
@@ -163,14 +162,14 @@ func TestKeyFromEnvironment(t *testing.T) {
 
 func TestSeveralKeys(t *testing.T) {
 	h, _ := newHandler(t, Config{Keys: []string{otherKey, testKey}})
-	assert.Equal(t, []string{MustParseKey(otherKey).Fingerprint(), MustParseKey(testKey).Fingerprint()}, h.Keys())
+	assert.Equal(t, []string{mustParseKey(otherKey).st.fingerprint, mustParseKey(testKey).st.fingerprint}, fingerprints(h))
 	body := []byte(`{"op":"diagnostics"}`)
 	for _, key := range []string{testKey, otherKey} {
-		sig := MustParseKey(key).Sign(testNow, body)
+		sig := mustParseKey(key).Sign(testNow, body)
 		requireError(t, h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: sig, BodyBytes: body}), http.StatusOK, CodeDiagnosticsUnsupported)
 	}
 	third := "mk_third_key_000000000000000000000000000"
-	sig := MustParseKey(third).Sign(testNow, body)
+	sig := mustParseKey(third).Sign(testNow, body)
 	requireError(t, h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: sig, BodyBytes: body}), http.StatusUnauthorized, CodeInvalidSignature)
 }
 
@@ -182,6 +181,64 @@ func TestZeroHandlerNeverFailsOpen(t *testing.T) {
 	requireError(t, h.Serve(context.Background(), get()), http.StatusUnauthorized, CodeInvalidSignature)
 	resp := h.Serve(context.Background(), post(`{"op":"diagnostics"}`))
 	assert.GreaterOrEqual(t, resp.Status, 400, "body %s", resp.Body)
-	assert.ErrorIs(t, Signature{}.Verify(nil, Key{}), ErrInvalidSignature, "the zero Key matches nothing")
-	assert.False(t, errors.Is(nil, ErrInvalidSignature))
+	assert.ErrorIs(t, signature{}.verify(nil, Key{}), CodeInvalidSignature, "the zero Key matches nothing")
+	assert.False(t, errors.Is(nil, CodeInvalidSignature))
+}
+
+// fingerprints lists the fingerprints of a Handler's keys.
+func fingerprints(h *Handler) []string {
+	var out []string
+	for _, k := range h.keys {
+		out = append(out, k.st.fingerprint)
+	}
+	return out
+}
+
+// TestKeyRotationFromEnvironment: PROTOCOL.md §1.2, MEDIAN_KEY and
+// MEDIAN_KEY_PREVIOUS when no keys are given in code.
+func TestKeyRotationFromEnvironment(t *testing.T) {
+	body := []byte(`{"op":"diagnostics"}`)
+	signedWith := func(key string) Request {
+		return Request{Method: http.MethodPost, Signature: mustParseKey(key).Sign(testNow, body), BodyBytes: body}
+	}
+	t.Run("both keys verify", func(t *testing.T) {
+		t.Setenv(keyEnv, testKey)
+		t.Setenv(previousKeyEnv, otherKey)
+		h, err := New(Config{Now: func() time.Time { return testNow }, Logger: discardLogger()})
+		require.NoError(t, err)
+		assert.Equal(t, []string{mustParseKey(testKey).st.fingerprint, mustParseKey(otherKey).st.fingerprint}, fingerprints(h))
+		for _, key := range []string{testKey, otherKey} {
+			requireError(t, h.Serve(context.Background(), signedWith(key)), http.StatusOK, CodeDiagnosticsUnsupported)
+		}
+		requireError(t, h.Serve(context.Background(), signedWith(strings.Repeat("z", 40))), http.StatusUnauthorized, CodeInvalidSignature)
+	})
+	t.Run("unusable previous key is reported", func(t *testing.T) {
+		t.Setenv(keyEnv, testKey)
+		t.Setenv(previousKeyEnv, "too-short")
+		h, err := New(Config{Now: func() time.Time { return testNow }, Logger: discardLogger()})
+		require.ErrorIs(t, err, CodeInvalidMedianKey)
+		assert.Contains(t, err.Error(), previousKeyEnv, "the error names the variable to fix")
+		requireError(t, h.Serve(context.Background(), signedWith(testKey)), http.StatusInternalServerError, CodeInvalidMedianKey)
+	})
+	t.Run("previous key alone is missing_secret", func(t *testing.T) {
+		t.Setenv(keyEnv, "")
+		t.Setenv(previousKeyEnv, otherKey)
+		h, err := New(Config{Now: func() time.Time { return testNow }, Logger: discardLogger()})
+		require.ErrorIs(t, err, CodeMissingSecret)
+		requireError(t, h.Serve(context.Background(), signedWith(otherKey)), http.StatusInternalServerError, CodeMissingSecret)
+	})
+	t.Run("empty previous key counts as unset", func(t *testing.T) {
+		t.Setenv(keyEnv, testKey)
+		t.Setenv(previousKeyEnv, "  ")
+		h, err := New(Config{Now: func() time.Time { return testNow }, Logger: discardLogger()})
+		require.NoError(t, err)
+		assert.Len(t, fingerprints(h), 1)
+	})
+	t.Run("keys in code ignore the environment", func(t *testing.T) {
+		t.Setenv(keyEnv, "")
+		t.Setenv(previousKeyEnv, "too-short")
+		h, err := New(Config{Keys: []string{testKey}, Now: func() time.Time { return testNow }, Logger: discardLogger()})
+		require.NoError(t, err)
+		requireError(t, h.Serve(context.Background(), signedWith(testKey)), http.StatusOK, CodeDiagnosticsUnsupported)
+	})
 }

@@ -101,7 +101,7 @@ func newHandler(t testing.TB, cfg Config) (*Handler, *logBuffer) {
 func post(body string) Request {
 	return Request{
 		Method:        http.MethodPost,
-		Signature:     MustParseKey(testKey).Sign(testNow, []byte(body)),
+		Signature:     mustParseKey(testKey).Sign(testNow, []byte(body)),
 		BodyBytes:     []byte(body),
 		ContentLength: int64(len(body)),
 	}
@@ -109,7 +109,7 @@ func post(body string) Request {
 
 // get returns a GET signed with testKey at testNow.
 func get() Request {
-	return Request{Method: http.MethodGet, Signature: MustParseKey(testKey).Sign(testNow, nil), ContentLength: 0}
+	return Request{Method: http.MethodGet, Signature: mustParseKey(testKey).Sign(testNow, nil), ContentLength: 0}
 }
 
 // toolCall returns a ToolCall body for tool with input (raw JSON) and a
@@ -144,7 +144,7 @@ func requireError(t testing.TB, resp Response, status int, code Code) string {
 	require.NotNil(t, a.Error, "want error %s, got %s", code, resp.Body)
 	require.Equal(t, code, a.Error.Code, "body %s", resp.Body)
 	require.Equal(t, status, resp.Status, "body %s", resp.Body)
-	require.Equal(t, code, resp.Code())
+	require.Equal(t, code, resp.code)
 	require.NotEmpty(t, a.Error.Message)
 	return a.Error.Message
 }
@@ -193,7 +193,11 @@ type observed struct {
 	events []Event
 }
 
-func (o *observed) add(e Event) { o.mu.Lock(); o.events = append(o.events, e); o.mu.Unlock() }
+func (o *observed) add(_ context.Context, e Event) {
+	o.mu.Lock()
+	o.events = append(o.events, e)
+	o.mu.Unlock()
+}
 
 func (o *observed) all() []Event {
 	o.mu.Lock()

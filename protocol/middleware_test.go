@@ -19,11 +19,13 @@ func TestVerifyRespond(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("unknown tools pass", func(t *testing.T) {
-		call, resp, ok := h.Verify(ctx, post(toolCall("handled_elsewhere", "v1", `{"anything":true}`)))
+		cctx, resp, ok := h.Verify(ctx, post(toolCall("handled_elsewhere", "v1", `{"anything":true}`)))
 		require.True(t, ok, "body %s", resp.Body)
+		call, ok := CallFrom(cctx)
+		require.True(t, ok)
 		assert.Equal(t, "handled_elsewhere", call.Tool)
 		assert.Equal(t, `{"anything":true}`, string(call.RawInput))
-		out := h.Respond(ctx, call, map[string]string{"done": "yes"}, nil)
+		out := Answer(cctx, map[string]string{"done": "yes"}, nil)
 		assert.Equal(t, `{"result":{"done":"yes"}}`, string(out.Body))
 		assert.Equal(t, "handled_elsewhere", obs.last(t).Tool)
 
@@ -37,23 +39,24 @@ func TestVerifyRespond(t *testing.T) {
 		_, resp, ok := h.Verify(ctx, post(toolCall("echo", "v2", `{"orderId":"x"}`)))
 		assert.False(t, ok)
 		requireError(t, resp, http.StatusBadRequest, CodeInvalidInput)
-		call, resp, ok := h.Verify(ctx, post(toolCall("echo", "v3", `{"orderId":5}`)))
+		cctx, resp, ok := h.Verify(ctx, post(toolCall("echo", "v3", `{"orderId":5}`)))
 		require.True(t, ok, "body %s", resp.Body)
+		call, _ := CallFrom(cctx)
 		var in echoInput
 		require.NoError(t, call.BindInput(&in))
 		assert.Equal(t, int64(5), in.OrderID)
 		assert.Zero(t, runs.get(), "Verify does not run the tool")
-		out := h.Respond(ctx, call, nil, errors.New("stock service down"))
+		out := Answer(cctx, nil, errors.New("stock service down"))
 		assert.Equal(t, "stock service down", requireError(t, out, http.StatusOK, CodeExecutionFailed))
 	})
 	t.Run("refusal", func(t *testing.T) {
-		call, _, ok := h.Verify(ctx, post(toolCall("x", "v4", `{}`)))
+		cctx, _, ok := h.Verify(ctx, post(toolCall("x", "v4", `{}`)))
 		require.True(t, ok)
-		out := h.Respond(ctx, call, NotSignedIn("Sign in."), nil)
+		out := Answer(cctx, notSignedIn("Sign in."), nil)
 		assert.Equal(t, `{"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Sign in."}}`, string(out.Body))
-		call, _, ok = h.Verify(ctx, post(toolCall("x", "v5", `{}`)))
+		cctx, _, ok = h.Verify(ctx, post(toolCall("x", "v5", `{}`)))
 		require.True(t, ok)
-		out = h.Respond(ctx, call, nil, Refuse("", "No."))
+		out = Answer(cctx, nil, Refuse("", "No."))
 		assert.Contains(t, string(out.Body), `"reason":"tool_refused"`)
 	})
 	t.Run("refusals and non-calls answer at once", func(t *testing.T) {
@@ -66,26 +69,18 @@ func TestVerifyRespond(t *testing.T) {
 			{post(`{"op":"x"}`), CodeUnknownOp},
 			{Request{Method: http.MethodPatch}, CodeMethodNotAllowed},
 		} {
-			call, resp, ok := h.Verify(ctx, c.req)
+			cctx, resp, ok := h.Verify(ctx, c.req)
 			assert.False(t, ok)
-			assert.Nil(t, call)
-			assert.Equal(t, c.code, resp.Code())
+			_, has := CallFrom(cctx)
+			assert.False(t, has)
+			assert.Equal(t, c.code, resp.code)
 		}
 		_, resp, ok := h.Verify(ctx, get())
 		assert.False(t, ok)
 		assert.Contains(t, string(resp.Body), `"tools"`)
 	})
-	t.Run("package-level Respond", func(t *testing.T) {
-		call, _, ok := h.Verify(ctx, post(toolCall("x", "v6", `{}`)))
-		require.True(t, ok)
-		out := Respond(ContextWithCall(ctx, call), call, "via package", nil)
-		assert.Equal(t, `{"result":"via package"}`, string(out.Body))
-		_, again, ok := h.Verify(ctx, post(toolCall("x", "v6", `{}`)))
-		assert.False(t, ok)
-		assert.Equal(t, string(out.Body), string(again.Body), "stored through the verifying Handler")
-
-		requireError(t, Respond(ctx, nil, "x", nil), http.StatusOK, CodeExecutionFailed)
-		byHand := &Call{Tool: "mine", ToolCallID: "t1"}
-		assert.Equal(t, `{"result":1}`, string(Respond(ctx, byHand, 1, nil).Body))
+	t.Run("Answer without a verified call", func(t *testing.T) {
+		msg := requireError(t, Answer(ctx, "x", nil), http.StatusOK, CodeExecutionFailed)
+		assert.Contains(t, msg, "middleware")
 	})
 }

@@ -29,9 +29,9 @@ func protect[T any](h *Handler, ctx context.Context, what string, call *Call, fn
 
 // logPanic logs a recovered panic with its stack.
 func (h *Handler) logPanic(ctx context.Context, what string, call *Call, p any) {
-	args := []any{"in", what, "panic", fmt.Sprint(p), "stack", string(debug.Stack())}
+	args := []any{"panic", fmt.Sprint(p), "stack", string(debug.Stack())}
 	if call != nil {
 		args = append(args, "tool", call.Tool, "toolCallId", call.ToolCallID)
 	}
-	h.log.ErrorContext(ctx, "median: recovered a panic", args...)
+	h.log.ErrorContext(ctx, "median: "+what+" panicked; answered as a failure", args...)
 }

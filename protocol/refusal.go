@@ -1,7 +1,5 @@
 package protocol
 
-import "encoding/json"
-
 // Refusal is a tool declining without failing (PROTOCOL.md §3.1): the agent
 // is told why and can tell the customer. Return one from a tool, as its
 // result or as its error, to answer
@@ -9,6 +7,8 @@ import "encoding/json"
 //	{"result": {"ok": false, "allowed": false, "outcome": "blocked", "reason": "…", "detail": "…"}}
 //
 // Build it with [Refuse], or as a literal when the outcome is "unknown".
+// Return it as it is: the core encodes it (a Refusal inside another value
+// is encoded as a plain struct).
 type Refusal struct {
 	// Reason is a short code such as "not_signed_in"; "tool_refused" when
 	// empty.
@@ -41,8 +41,8 @@ func (r Refusal) reason() string {
 	return r.Reason
 }
 
-// MarshalJSON encodes the refusal as the contract's refusal result.
-func (r Refusal) MarshalJSON() ([]byte, error) {
+// wire is the refusal as the contract's refusal result object.
+func (r Refusal) wire() any {
 	type wire struct {
 		OK      bool   `json:"ok"`
 		Known   *bool  `json:"known,omitempty"`
@@ -56,5 +56,5 @@ func (r Refusal) MarshalJSON() ([]byte, error) {
 	if r.Unknown {
 		w.Outcome, w.Known, w.Allowed = "unknown", &f, nil
 	}
-	return json.Marshal(w)
+	return w
 }

@@ -32,7 +32,7 @@ func TestReplaySameCall(t *testing.T) {
 
 	// Re-signed later (fresh t) the same body is still the same call.
 	later := post(body)
-	later.Signature = MustParseKey(testKey).Sign(testNow.Add(-time.Minute), []byte(body))
+	later.Signature = mustParseKey(testKey).Sign(testNow.Add(-time.Minute), []byte(body))
 	assert.Equal(t, string(first.Body), string(h.Serve(context.Background(), later).Body))
 	assert.Equal(t, int64(1), runs.get())
 

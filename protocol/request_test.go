@@ -55,14 +55,14 @@ func (endless) Read(p []byte) (int, error) {
 
 func TestMethodNotAllowed(t *testing.T) {
 	// Even without a usable key: the method is checked first.
-	t.Setenv(KeyEnv, "")
+	t.Setenv(keyEnv, "")
 	hNoKey, _ := New(Config{Logger: discardLogger()})
 	h, _ := newHandler(t, Config{})
 	for _, method := range []string{http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodHead, http.MethodOptions, http.MethodConnect, http.MethodTrace, "post", "BREW"} {
 		t.Run(method, func(t *testing.T) {
 			for _, hh := range []*Handler{h, hNoKey} {
 				spy := &spyReader{r: strings.NewReader("{}")}
-				resp := hh.Serve(context.Background(), Request{Method: method, Signature: MustParseKey(testKey).Sign(testNow, []byte("{}")), Body: spy, ContentLength: -1})
+				resp := hh.Serve(context.Background(), Request{Method: method, Signature: mustParseKey(testKey).Sign(testNow, []byte("{}")), Body: spy, ContentLength: -1})
 				requireError(t, resp, http.StatusMethodNotAllowed, CodeMethodNotAllowed)
 				assert.Equal(t, "GET, POST", resp.Allow)
 				calls, _ := spy.reads()
@@ -83,7 +83,7 @@ func TestMethodNotAllowed(t *testing.T) {
 // without reading the body, whatever the body is.
 func TestHeaderChecksBeforeBody(t *testing.T) {
 	h, _ := newHandler(t, Config{MaxBodyBytes: 64})
-	k := MustParseKey(testKey)
+	k := mustParseKey(testKey)
 	headers := map[Code]string{
 		CodeMissingSignature:   "",
 		CodeMalformedSignature: "t=1767225600000,v1=nothex",
@@ -114,8 +114,8 @@ func TestHeaderChecksBeforeBody(t *testing.T) {
 func TestBodyLimit(t *testing.T) {
 	const limit = 100
 	h, _ := newHandler(t, Config{MaxBodyBytes: limit})
-	k := MustParseKey(testKey)
-	wrongSig := MustParseKey(otherKey).Sign(testNow, nil)
+	k := mustParseKey(testKey)
+	wrongSig := mustParseKey(otherKey).Sign(testNow, nil)
 
 	t.Run("declared length over the limit is refused unread", func(t *testing.T) {
 		spy := &spyReader{r: endless{}}
@@ -171,7 +171,7 @@ func TestBodyLimit(t *testing.T) {
 func TestBodyReadError(t *testing.T) {
 	h, _ := newHandler(t, Config{})
 	spy := &spyReader{fail: errors.New("connection reset")}
-	resp := h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: MustParseKey(testKey).Sign(testNow, nil), Body: spy, ContentLength: -1})
+	resp := h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: mustParseKey(testKey).Sign(testNow, nil), Body: spy, ContentLength: -1})
 	msg := requireError(t, resp, http.StatusBadRequest, CodeInvalidBody)
 	assert.Contains(t, msg, "could not be read")
 }
@@ -181,7 +181,7 @@ func TestBodyReadError(t *testing.T) {
 func TestOrderOfChecks(t *testing.T) {
 	runs := &int64Counter{}
 	h, _ := newHandler(t, Config{MaxBodyBytes: 512, Tools: []*Tool{echoTool(runs)}})
-	k, wrong := MustParseKey(testKey), MustParseKey(otherKey)
+	k, wrong := mustParseKey(testKey), mustParseKey(otherKey)
 	big := strings.Repeat("x", 600)
 	req := func(method string, key Key, at time.Time, body string) Request {
 		return Request{Method: method, Signature: key.Sign(at, []byte(body)), Body: strings.NewReader(body), ContentLength: -1}
@@ -204,7 +204,7 @@ func TestOrderOfChecks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := h.Serve(context.Background(), tt.req)
-			status := tt.want.Status()
+			status := tt.want.status()
 			if tt.name == "body size before MAC" {
 				status = http.StatusRequestEntityTooLarge
 			}
@@ -214,7 +214,7 @@ func TestOrderOfChecks(t *testing.T) {
 	assert.Zero(t, runs.get())
 
 	// And the no-key check sits between method and signature.
-	t.Setenv(KeyEnv, "")
+	t.Setenv(keyEnv, "")
 	hk, _ := New(Config{Logger: discardLogger()})
 	requireError(t, hk.Serve(context.Background(), Request{Method: http.MethodPost, Signature: "garbage"}), http.StatusInternalServerError, CodeMissingSecret)
 }
@@ -223,7 +223,7 @@ func TestOrderOfChecks(t *testing.T) {
 // with Content-Type application/json on every answer.
 func TestServeHTTPMatchesServe(t *testing.T) {
 	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(nil)}, DisableReplayProtection: true})
-	k := MustParseKey(testKey)
+	k := mustParseKey(testKey)
 	cases := []struct{ method, sig, body string }{
 		{http.MethodPost, k.Sign(testNow, []byte(toolCall("echo", "c", `{"orderId":7}`))), toolCall("echo", "c", `{"orderId":7}`)},
 		{http.MethodGet, k.Sign(testNow, nil), ""},

@@ -21,26 +21,28 @@ import (
 func TestRespondOnce(t *testing.T) {
 	h, logs := newHandler(t, Config{})
 	ctx := context.Background()
-	call, resp, ok := h.Verify(ctx, post(toolCall("mine", "once_1", `{}`)))
+	cctx, resp, ok := h.Verify(ctx, post(toolCall("mine", "once_1", `{}`)))
 	require.True(t, ok, "body %s", resp.Body)
 
 	w := httptest.NewRecorder()
-	h.Respond(ctx, call, map[string]int{"a": 1}, nil).WriteTo(w)
-	second := h.Respond(ctx, call, map[string]int{"b": 2}, nil)
+	r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(cctx)
+	Respond(w, r, map[string]int{"a": 1}, nil)
+	second := Answer(cctx, map[string]int{"b": 2}, nil)
 	assert.Zero(t, second.Status)
-	second.WriteTo(w)
+	Respond(w, r, map[string]int{"c": 3}, nil)
 	assert.Equal(t, `{"result":{"a":1}}`, w.Body.String())
-	assert.Len(t, logs.find(t, "Respond called twice"), 1)
+	assert.Len(t, logs.find(t, "answered twice"), 2)
 }
 
-// TestRespondNilCall: Handler.Respond without a call answers the contract's
-// envelope instead of panicking, like the package-level Respond.
-func TestRespondNilCall(t *testing.T) {
-	h, _ := newHandler(t, Config{})
-	msg := requireError(t, h.Respond(context.Background(), nil, "x", nil), http.StatusOK, CodeExecutionFailed)
-	assert.Contains(t, msg, "middleware")
-	msg = requireError(t, Respond(context.Background(), nil, "x", nil), http.StatusOK, CodeExecutionFailed)
-	assert.Contains(t, msg, "middleware")
+// TestRespondWithoutCall: Respond without a verified call answers the
+// contract's envelope instead of panicking.
+func TestRespondWithoutCall(t *testing.T) {
+	w := httptest.NewRecorder()
+	Respond(w, httptest.NewRequest(http.MethodPost, "/", nil), "x", nil)
+	assert.Equal(t, http.StatusOK, w.Code)
+	assert.Equal(t, "application/json", w.Header().Get("Content-Type"))
+	assert.Contains(t, w.Body.String(), `"code":"execution_failed"`)
+	assert.Contains(t, w.Body.String(), "middleware")
 }
 
 // TestRefusalByValue: a Refusal returned by value encodes as the §3.1
@@ -100,13 +102,13 @@ func TestErrorMessagesNotHTMLEscaped(t *testing.T) {
 
 // TestStaleMessage: the stale answer says how far and which way, exactly.
 func TestStaleMessage(t *testing.T) {
-	sig, err := ParseSignature("t=1000000,v1=" + hex64)
+	sig, err := parseSignature("t=1000000,v1=" + hex64)
 	require.NoError(t, err)
 	now := time.UnixMilli(1000000 + 5*60*1000 + 1)
-	err = sig.CheckTime(now, DefaultTolerance)
-	require.ErrorIs(t, err, ErrStaleTimestamp)
+	err = sig.checkTime(now, defaultTolerance)
+	require.ErrorIs(t, err, CodeStaleTimestamp)
 	assert.Contains(t, err.Error(), "t is 5m0.001s behind the server clock; at most 5m0s either way is accepted")
-	err = sig.CheckTime(time.UnixMilli(1000000-6*60*1000), DefaultTolerance)
+	err = sig.checkTime(time.UnixMilli(1000000-6*60*1000), defaultTolerance)
 	assert.Contains(t, err.Error(), "6m0s ahead of the server clock")
 }
 
@@ -129,18 +131,21 @@ const hex64 = "0000000000000000000000000000000000000000000000000000000000000000"
 
 // TestKeyFormatting: no fmt verb or slog handler prints a Key's secret.
 func TestKeyFormatting(t *testing.T) {
-	k := MustParseKey(testKey)
-	secret, err := DeriveSecret(testKey)
+	k := mustParseKey(testKey)
+	secret, err := deriveSecret(testKey)
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	slog.New(slog.NewJSONHandler(&buf, nil)).Info("k", "key", k)
-	for _, out := range []string{fmt.Sprintf("%v", k), fmt.Sprintf("%+v", k), fmt.Sprintf("%#v", k), fmt.Sprint(k), buf.String()} {
-		assert.Contains(t, out, k.Fingerprint())
+	var text bytes.Buffer
+	slog.New(slog.NewTextHandler(&text, nil)).Info("k", "key", k)
+	for _, out := range []string{fmt.Sprintf("%v", k), fmt.Sprintf("%+v", k), fmt.Sprint(k), text.String()} {
+		assert.Contains(t, out, k.st.fingerprint)
+	}
+	for _, out := range []string{fmt.Sprintf("%v", k), fmt.Sprintf("%+v", k), fmt.Sprintf("%#v", k), fmt.Sprint(k), buf.String(), text.String()} {
 		assert.NotContains(t, out, hex.EncodeToString(secret))
 		assert.NotContains(t, out, fmt.Sprint(secret))
 		assert.NotContains(t, out, testKey)
 	}
-	assert.Equal(t, "median key "+k.Fingerprint(), fmt.Sprintf("%#v", k))
 }
 
 // panicJSON panics when encoded.
@@ -161,7 +166,7 @@ func TestPanicsOutsideTheToolAreContained(t *testing.T) {
 	h, logs := newHandler(t, Config{
 		Tools:        []*Tool{marshal, failing},
 		ErrorMessage: func(context.Context, *Call, error) string { panic("hook exploded") },
-		Observer:     func(Event) { panic("observer exploded") },
+		Observer:     func(context.Context, Event) { panic("observer exploded") },
 		ReplayLease:  time.Hour, // a claim left unsaved would block the repeat below
 	})
 	ctx := context.Background()
@@ -182,20 +187,20 @@ func TestSettle(t *testing.T) {
 	h, logs := newHandler(t, Config{ReplayLease: time.Hour})
 	ctx := context.Background()
 	req := post(toolCall("mine", "settle_1", `{}`))
-	call, _, ok := h.Verify(ctx, req)
+	cctx, _, ok := h.Verify(ctx, req)
 	require.True(t, ok)
-	Settle(ctx, call) // the handler wrote its own answer, or panicked
+	Settle(cctx) // the handler wrote its own answer, or panicked
 	_, again, ok := h.Verify(ctx, req)
 	require.False(t, ok)
 	assert.Contains(t, requireError(t, again, http.StatusOK, CodeExecutionFailed), "did not answer")
-	assert.Len(t, logs.find(t, "not answered through Respond"), 1)
+	assert.Len(t, logs.find(t, "not answered"), 1)
 
 	// A call answered through Respond is left alone.
-	call, _, ok = h.Verify(ctx, post(toolCall("mine", "settle_2", `{}`)))
+	cctx, _, ok = h.Verify(ctx, post(toolCall("mine", "settle_2", `{}`)))
 	require.True(t, ok)
-	h.Respond(ctx, call, "done", nil)
-	Settle(ctx, call)
+	Answer(cctx, "done", nil)
+	Settle(cctx)
 	_, again, _ = h.Verify(ctx, post(toolCall("mine", "settle_2", `{}`)))
 	assert.Equal(t, `{"result":"done"}`, string(again.Body))
-	Settle(ctx, nil)
+	Settle(ctx) // no call on ctx: nothing to do
 }

@@ -37,13 +37,13 @@ const (
 // other scheme names are ignored and spaces around entries are tolerated.
 // An empty header is missing_signature; a header with no t, two t, a t that
 // is not a base-10 integer, no v1 or a v1 that is not 64 hex digits is
-// malformed_signature.
-func parseSignature(header string) (signature, *Error) {
+// malformed_signature. Like checkTime and verify, its errors are *Error.
+func parseSignature(header string) (signature, error) {
 	header = strings.TrimSpace(header)
 	if header == "" {
 		return signature{}, errorf(CodeMissingSignature, "%s: send t=<unix ms>,v1=<hex hmac> in the %s header", msgMissingSignature, signatureHeader)
 	}
-	malformed := func(format string, args ...any) (signature, *Error) {
+	malformed := func(format string, args ...any) (signature, error) {
 		return signature{}, errorf(CodeMalformedSignature, msgMalformedSignature+": "+format, args...)
 	}
 	var sig signature
@@ -91,7 +91,7 @@ func parseSignature(header string) (signature, *Error) {
 // checkTime refuses a timestamp more than tolerance away from now, in the
 // past or in the future (stale_timestamp). Exactly tolerance away is still
 // accepted.
-func (s signature) checkTime(now time.Time, tolerance time.Duration) *Error {
+func (s signature) checkTime(now time.Time, tolerance time.Duration) error {
 	diff := now.UnixMilli() - s.timestamp
 	if diff < 0 {
 		diff = -diff
@@ -111,7 +111,7 @@ func (s signature) checkTime(now time.Time, tolerance time.Duration) *Error {
 // HMAC-SHA256 of "<t>.<body>" under one of keys, and invalid_signature
 // otherwise. Comparison is constant-time; the error never contains a
 // computed signature.
-func (s signature) verify(body []byte, keys ...Key) *Error {
+func (s signature) verify(body []byte, keys ...Key) error {
 	for _, k := range keys {
 		if k.st != nil && k.matches(s.ts, body, &s.first, s.more) {
 			return nil
@@ -142,10 +142,7 @@ func VerifySignature(header string, body []byte, now time.Time, tolerance time.D
 	if err == nil {
 		err = sig.verify(body, keys...)
 	}
-	if err != nil {
-		return err
-	}
-	return nil
+	return err
 }
 
 // direction says whether a timestamp diff (now - t) is behind or ahead.

@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -21,36 +22,36 @@ func TestParseSignatureMalformed(t *testing.T) {
 		name, header string
 		want         error
 	}{
-		{"empty", "", ErrMissingSignature},
-		{"white space only", "  ", ErrMissingSignature},
-		{"no t", "v1=" + mac, ErrMalformedSignature},
-		{"two t", ts + "," + ts + ",v1=" + mac, ErrMalformedSignature},
-		{"empty t", "t=,v1=" + mac, ErrMalformedSignature},
-		{"t decimal", "t=1767225600000.0,v1=" + mac, ErrMalformedSignature},
-		{"t hex", "t=0x1A,v1=" + mac, ErrMalformedSignature},
-		{"t plus", "t=+1767225600000,v1=" + mac, ErrMalformedSignature},
-		{"t with underscore", "t=1_767_225_600_000,v1=" + mac, ErrMalformedSignature},
-		{"t overflow", "t=99999999999999999999,v1=" + mac, ErrMalformedSignature},
-		{"t word", "t=now,v1=" + mac, ErrMalformedSignature},
-		{"no v1", ts, ErrMalformedSignature},
-		{"only v0", ts + ",v0=" + mac, ErrMalformedSignature},
-		{"only v2", ts + ",v2=" + mac, ErrMalformedSignature},
-		{"V1 upper-case name", ts + ",V1=" + mac, ErrMalformedSignature},
-		{"empty v1", ts + ",v1=", ErrMalformedSignature},
-		{"v1 63 hex", ts + ",v1=" + mac[:63], ErrMalformedSignature},
-		{"v1 65 hex", ts + ",v1=" + mac + "a", ErrMalformedSignature},
-		{"v1 not hex", ts + ",v1=" + strings.Repeat("gg", 32), ErrMalformedSignature},
-		{"one bad v1 among good", ts + ",v1=" + mac + ",v1=xyz", ErrMalformedSignature},
-		{"entry without =", ts + ",v1=" + mac + ",garbage", ErrMalformedSignature},
-		{"empty entry", ts + ",,v1=" + mac, ErrMalformedSignature},
-		{"trailing comma", ts + ",v1=" + mac + ",", ErrMalformedSignature},
-		{"semicolons", ts + ";v1=" + mac, ErrMalformedSignature},
+		{"empty", "", CodeMissingSignature},
+		{"white space only", "  ", CodeMissingSignature},
+		{"no t", "v1=" + mac, CodeMalformedSignature},
+		{"two t", ts + "," + ts + ",v1=" + mac, CodeMalformedSignature},
+		{"empty t", "t=,v1=" + mac, CodeMalformedSignature},
+		{"t decimal", "t=1767225600000.0,v1=" + mac, CodeMalformedSignature},
+		{"t hex", "t=0x1A,v1=" + mac, CodeMalformedSignature},
+		{"t plus", "t=+1767225600000,v1=" + mac, CodeMalformedSignature},
+		{"t with underscore", "t=1_767_225_600_000,v1=" + mac, CodeMalformedSignature},
+		{"t overflow", "t=99999999999999999999,v1=" + mac, CodeMalformedSignature},
+		{"t word", "t=now,v1=" + mac, CodeMalformedSignature},
+		{"no v1", ts, CodeMalformedSignature},
+		{"only v0", ts + ",v0=" + mac, CodeMalformedSignature},
+		{"only v2", ts + ",v2=" + mac, CodeMalformedSignature},
+		{"V1 upper-case name", ts + ",V1=" + mac, CodeMalformedSignature},
+		{"empty v1", ts + ",v1=", CodeMalformedSignature},
+		{"v1 63 hex", ts + ",v1=" + mac[:63], CodeMalformedSignature},
+		{"v1 65 hex", ts + ",v1=" + mac + "a", CodeMalformedSignature},
+		{"v1 not hex", ts + ",v1=" + strings.Repeat("gg", 32), CodeMalformedSignature},
+		{"one bad v1 among good", ts + ",v1=" + mac + ",v1=xyz", CodeMalformedSignature},
+		{"entry without =", ts + ",v1=" + mac + ",garbage", CodeMalformedSignature},
+		{"empty entry", ts + ",,v1=" + mac, CodeMalformedSignature},
+		{"trailing comma", ts + ",v1=" + mac + ",", CodeMalformedSignature},
+		{"semicolons", ts + ";v1=" + mac, CodeMalformedSignature},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseSignature(tt.header)
+			_, err := parseSignature(tt.header)
 			require.ErrorIs(t, err, tt.want)
-			assert.NotEmpty(t, ErrorCode(err))
+			assert.NotEmpty(t, errorCode(err))
 		})
 	}
 }
@@ -73,9 +74,9 @@ func TestParseSignatureAccepts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sig, err := ParseSignature(tt.header)
+			sig, err := parseSignature(tt.header)
 			require.NoError(t, err)
-			assert.Equal(t, tt.ts, sig.Timestamp)
+			assert.Equal(t, tt.ts, sig.timestamp)
 			assert.Equal(t, tt.v1, 1+len(sig.more), "number of v1 entries")
 		})
 	}
@@ -83,7 +84,7 @@ func TestParseSignatureAccepts(t *testing.T) {
 
 func TestCheckTimeBothDirections(t *testing.T) {
 	now := testNow
-	tol := DefaultTolerance.Milliseconds()
+	tol := defaultTolerance.Milliseconds()
 	tests := []struct {
 		name  string
 		t     int64
@@ -103,19 +104,19 @@ func TestCheckTimeBothDirections(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sig, err := ParseSignature("t=" + strconv.FormatInt(tt.t, 10) + ",v1=" + strings.Repeat("0", 64))
+			sig, err := parseSignature("t=" + strconv.FormatInt(tt.t, 10) + ",v1=" + strings.Repeat("0", 64))
 			require.NoError(t, err)
-			err = sig.CheckTime(now, DefaultTolerance)
+			err = sig.checkTime(now, defaultTolerance)
 			if !tt.stale {
 				require.NoError(t, err)
 				return
 			}
-			require.ErrorIs(t, err, ErrStaleTimestamp)
-			assert.Equal(t, CodeStaleTimestamp, ErrorCode(err))
+			require.ErrorIs(t, err, CodeStaleTimestamp)
+			assert.Equal(t, CodeStaleTimestamp, errorCode(err))
 		})
 	}
-	sig, _ := ParseSignature("t=" + strconv.FormatInt(now.Unix(), 10) + ",v1=" + strings.Repeat("0", 64))
-	assert.Contains(t, sig.CheckTime(now, DefaultTolerance).Error(), "seconds", "the error points at the usual mistake")
+	sig, _ := parseSignature("t=" + strconv.FormatInt(now.Unix(), 10) + ",v1=" + strings.Repeat("0", 64))
+	assert.Contains(t, sig.checkTime(now, defaultTolerance).Error(), "seconds", "the error points at the usual mistake")
 }
 
 // TestFreshnessThroughServe uses Config.Now and Config.Tolerance.
@@ -138,67 +139,73 @@ func TestFreshnessThroughServe(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			serverNow := testNow.Add(time.Hour)
 			h, _ := newHandler(t, Config{Tolerance: tt.tolerance, Now: func() time.Time { return serverNow }})
-			sig := MustParseKey(testKey).Sign(serverNow.Add(tt.signedAt), body)
+			sig := mustParseKey(testKey).Sign(serverNow.Add(tt.signedAt), body)
 			resp := h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: sig, BodyBytes: body})
-			requireError(t, resp, tt.want.Status(), tt.want)
+			requireError(t, resp, tt.want.status(), tt.want)
 		})
 	}
 }
 
 func TestVerifyMAC(t *testing.T) {
-	k := MustParseKey(testKey)
+	k := mustParseKey(testKey)
 	body := []byte(`{"op":"diagnostics"}`)
-	sig, err := ParseSignature(k.Sign(testNow, body))
+	sig, err := parseSignature(k.Sign(testNow, body))
 	require.NoError(t, err)
-	require.NoError(t, sig.Verify(body, k))
-	require.NoError(t, sig.Verify(body, MustParseKey(otherKey), k), "any key may match")
+	require.NoError(t, sig.verify(body, k))
+	require.NoError(t, sig.verify(body, mustParseKey(otherKey), k), "any key may match")
 	for name, err := range map[string]error{
-		"tampered body": sig.Verify([]byte(`{"op":"diagnostics"} `), k),
-		"wrong key":     sig.Verify(body, MustParseKey(otherKey)),
-		"no key":        sig.Verify(body),
-		"empty body":    sig.Verify(nil, k),
+		"tampered body": sig.verify([]byte(`{"op":"diagnostics"} `), k),
+		"wrong key":     sig.verify(body, mustParseKey(otherKey)),
+		"no key":        sig.verify(body),
+		"empty body":    sig.verify(nil, k),
 	} {
-		require.ErrorIs(t, err, ErrInvalidSignature, name)
-		assert.Equal(t, CodeInvalidSignature, ErrorCode(err), name)
+		require.ErrorIs(t, err, CodeInvalidSignature, name)
+		assert.Equal(t, CodeInvalidSignature, errorCode(err), name)
 	}
 	// t is part of the signed string, exactly as sent.
 	h := k.Sign(testNow, body)
-	shifted, err := ParseSignature("t=0" + strings.TrimPrefix(h, "t="))
+	shifted, err := parseSignature("t=0" + strings.TrimPrefix(h, "t="))
 	require.NoError(t, err)
-	require.ErrorIs(t, shifted.Verify(body, k), ErrInvalidSignature)
+	require.ErrorIs(t, shifted.verify(body, k), CodeInvalidSignature)
 }
 
-func TestErrorCodeMapping(t *testing.T) {
-	for sentinel, code := range map[error]Code{
-		ErrMissingSignature:   CodeMissingSignature,
-		ErrMalformedSignature: CodeMalformedSignature,
-		ErrStaleTimestamp:     CodeStaleTimestamp,
-		ErrInvalidSignature:   CodeInvalidSignature,
-		ErrMissingKey:         CodeMissingSecret,
-		ErrInvalidKey:         CodeInvalidMedianKey,
-	} {
-		assert.Equal(t, code, ErrorCode(sentinel))
-		assert.Equal(t, code, ErrorCode(errors.Join(errors.New("x"), sentinel)))
-		assert.Equal(t, code.Status(), ErrorResponse(sentinel).Status)
-		assert.Equal(t, code, ErrorResponse(sentinel).Code())
-	}
-	assert.Equal(t, Code(""), ErrorCode(nil))
-	assert.Equal(t, Code(""), ErrorCode(errors.New("other")))
-	assert.Equal(t, CodeExecutionFailed, ErrorResponse(errors.New("boom")).Code())
-	assert.Len(t, Codes(), 13)
+// allCodes are the codes of PROTOCOL.md §7.
+var allCodes = []Code{
+	CodeExecutionFailed, CodeDiagnosticsUnsupported, CodeInvalidBody, CodeUnknownOp,
+	CodeInvalidInput, CodeMissingSignature, CodeMalformedSignature, CodeStaleTimestamp,
+	CodeInvalidSignature, CodeUnknownTool, CodeMethodNotAllowed, CodeMissingSecret,
+	CodeInvalidMedianKey,
+}
+
+func TestCodesAndErrors(t *testing.T) {
 	statuses := map[Code]int{
 		CodeExecutionFailed: 200, CodeDiagnosticsUnsupported: 200, CodeInvalidBody: 400, CodeUnknownOp: 400,
 		CodeInvalidInput: 400, CodeMissingSignature: 401, CodeMalformedSignature: 401, CodeStaleTimestamp: 401,
 		CodeInvalidSignature: 401, CodeUnknownTool: 404, CodeMethodNotAllowed: 405, CodeMissingSecret: 500,
 		CodeInvalidMedianKey: 500,
 	}
-	for _, c := range Codes() {
-		assert.Equal(t, statuses[c], c.Status(), c)
+	require.Len(t, statuses, 13)
+	for _, c := range allCodes {
+		assert.Equal(t, statuses[c], c.status(), c)
+		e := newError(c, "why")
+		assert.Equal(t, statuses[c], e.Status)
+		assert.ErrorIs(t, e, c, "errors.Is finds the code of an *Error")
+		assert.ErrorIs(t, fmt.Errorf("wrapped: %w", e), c)
+		assert.Equal(t, string(c)+": why", e.Error())
+		assert.Equal(t, c, errorCode(errors.Join(errors.New("x"), e)))
+		for _, other := range allCodes {
+			if other != c {
+				assert.NotErrorIs(t, e, other)
+			}
+		}
 	}
+	assert.Equal(t, Code(""), errorCode(nil))
+	assert.Equal(t, Code(""), errorCode(errors.New("other")))
+	assert.Equal(t, CodeExecutionFailed, asError(errors.New("boom")).Code)
 }
 
 func TestVerifySignatureIsTheWholeCheck(t *testing.T) {
-	k := MustParseKey(testKey)
+	k := mustParseKey(testKey)
 	body := []byte(`{"op":"diagnostics"}`)
 	good := k.Sign(testNow, body)
 	rotated := good + ",v1=" + strings.Repeat("0", 64)
@@ -212,15 +219,15 @@ func TestVerifySignatureIsTheWholeCheck(t *testing.T) {
 		{"good", good, body, testNow, nil},
 		{"good among several v1", "t=" + strconv.FormatInt(testNow.UnixMilli(), 10) + ",v1=" + strings.Repeat("0", 64) + "," + strings.TrimPrefix(good, "t="+strconv.FormatInt(testNow.UnixMilli(), 10)+","), body, testNow, nil},
 		{"good, then a stale entry of an old key", rotated, body, testNow, nil},
-		{"missing", "", body, testNow, ErrMissingSignature},
-		{"malformed", "t=1,v1=zz", body, testNow, ErrMalformedSignature},
-		{"stale", good, body, testNow.Add(DefaultTolerance + time.Millisecond), ErrStaleTimestamp},
-		{"tampered body", good, []byte(`{"op":"diagnostic"}`), testNow, ErrInvalidSignature},
-		{"wrong key", MustParseKey(otherKey).Sign(testNow, body), body, testNow, ErrInvalidSignature},
+		{"missing", "", body, testNow, CodeMissingSignature},
+		{"malformed", "t=1,v1=zz", body, testNow, CodeMalformedSignature},
+		{"stale", good, body, testNow.Add(defaultTolerance + time.Millisecond), CodeStaleTimestamp},
+		{"tampered body", good, []byte(`{"op":"diagnostic"}`), testNow, CodeInvalidSignature},
+		{"wrong key", mustParseKey(otherKey).Sign(testNow, body), body, testNow, CodeInvalidSignature},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := VerifySignature(tt.header, tt.body, tt.now, DefaultTolerance, k)
+			err := VerifySignature(tt.header, tt.body, tt.now, defaultTolerance, k)
 			if tt.want == nil {
 				assert.NoError(t, err)
 				return
@@ -233,7 +240,7 @@ func TestVerifySignatureIsTheWholeCheck(t *testing.T) {
 			t.Skip("under -race sync.Pool drops items on purpose; run without -race to count allocations")
 		}
 		allocs := testing.AllocsPerRun(100, func() {
-			if err := VerifySignature(good, body, testNow, DefaultTolerance, k); err != nil {
+			if err := VerifySignature(good, body, testNow, defaultTolerance, k); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -36,7 +36,10 @@ func BenchmarkServe(b *testing.B, store protocol.Store) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	key := protocol.MustParseKey(Key)
+	key, err := protocol.ParseKey(Key)
+	if err != nil {
+		b.Fatal(err)
+	}
 	prefix := NewID() // ids unique across runs, for a store that outlives them
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -1,0 +1,193 @@
+package protocol
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// httpPost returns a signed net/http POST of body to path.
+func httpPost(path, body string) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	r.Header.Set(signatureHeader, mustParseKey(testKey).Sign(testNow, []byte(body)))
+	return r
+}
+
+// TestMiddleware: next sees the call and the body as sent, answers with
+// Respond; everything else is answered before next.
+func TestMiddleware(t *testing.T) {
+	h, _ := newHandler(t, Config{})
+	var seenBody string
+	reached := 0
+	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached++
+		b, _ := io.ReadAll(r.Body)
+		seenBody = string(b)
+		call, ok := CallFrom(r.Context())
+		require.True(t, ok)
+		Respond(w, r, map[string]string{"tool": call.Tool}, nil)
+	})
+	mw := h.Middleware(app)
+	body := toolCall("mine", "mw_1", `{"a":1}`)
+	rec := httptest.NewRecorder()
+	mw.ServeHTTP(rec, httpPost("/", body))
+	assert.Equal(t, `{"result":{"tool":"mine"}}`, rec.Body.String())
+	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+	assert.Equal(t, body, seenBody, "the body is given back as sent")
+
+	rec = httptest.NewRecorder()
+	mw.ServeHTTP(rec, httpPost("/", body))
+	assert.Equal(t, `{"result":{"tool":"mine"}}`, rec.Body.String(), "a repeat gets the kept answer")
+	assert.Equal(t, 1, reached, "and next does not run again")
+
+	rec = httptest.NewRecorder()
+	mw.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)))
+	assert.Equal(t, http.StatusUnauthorized, rec.Code)
+	assert.Equal(t, 1, reached)
+}
+
+// TestMiddlewarePanicIsAnsweredFirstTime: a panic in the app's handler is
+// the contract's execution_failed on the first answer, even under an outer
+// recovery middleware; ErrAbortHandler is passed on.
+func TestMiddlewarePanicIsAnsweredFirstTime(t *testing.T) {
+	h, logs := newHandler(t, Config{})
+	outerRecovered := false
+	outer := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				if p := recover(); p != nil {
+					outerRecovered = true
+					http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+				}
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
+	srv := outer(h.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		panic("app bug")
+	})))
+	body := toolCall("mine", "panic_1", `{}`)
+	for range 2 {
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, httpPost("/", body))
+		assert.Equal(t, http.StatusOK, rec.Code)
+		assert.JSONEq(t, `{"error":{"code":"execution_failed","message":"tool mine failed unexpectedly"}}`, rec.Body.String())
+	}
+	assert.False(t, outerRecovered, "the panic does not reach the app's recovery")
+	assert.Len(t, logs.find(t, "your handler panicked"), 1)
+
+	abort := h.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { panic(http.ErrAbortHandler) }))
+	assert.PanicsWithValue(t, http.ErrAbortHandler, func() {
+		abort.ServeHTTP(httptest.NewRecorder(), httpPost("/", toolCall("mine", "abort_1", `{}`)))
+	})
+	rec := httptest.NewRecorder()
+	abort.ServeHTTP(rec, httpPost("/", toolCall("mine", "abort_1", `{}`)))
+	assert.Contains(t, rec.Body.String(), "did not answer", "an aborted call is settled")
+}
+
+// TestMountOnServeMux: both paths and every method reach the Handler;
+// nothing below the path does.
+func TestMountOnServeMux(t *testing.T) {
+	h, _ := newHandler(t, Config{})
+	mux := http.NewServeMux()
+	h.Mount(mux, "api/median/")
+	for _, tc := range []struct {
+		method, path string
+		status       int
+	}{
+		{http.MethodGet, "/api/median", 200},
+		{http.MethodGet, "/api/median/", 200},
+		{http.MethodPost, "/api/median/", 200},
+		{http.MethodPut, "/api/median", 405},
+		{http.MethodDelete, "/api/median/", 405},
+		{"PURGE", "/api/median", 405},
+		{http.MethodGet, "/api/median/x", 404},
+	} {
+		body := ""
+		if tc.method == http.MethodPost {
+			body = `{"op":"diagnostics"}`
+		}
+		r := httptest.NewRequest(tc.method, tc.path, strings.NewReader(body))
+		r.Header.Set(signatureHeader, mustParseKey(testKey).Sign(testNow, []byte(body)))
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, r)
+		assert.Equal(t, tc.status, rec.Code, "%s %s: %s", tc.method, tc.path, rec.Body)
+		if tc.status == 405 {
+			assert.Equal(t, "GET, POST", rec.Header().Get("Allow"))
+		}
+	}
+
+	// Middleware mode: handlers run in order until one answers.
+	mux = http.NewServeMux()
+	var ran []string
+	deny := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ran = append(ran, "deny")
+		if call, _ := CallFrom(r.Context()); call.Tool == "forbidden" {
+			Respond(w, r, nil, Refuse("not_allowed", "No."))
+		}
+	})
+	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ran = append(ran, "app")
+		Respond(w, r, "ok", nil)
+	})
+	h.Mount(mux, "/m", deny, app)
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httpPost("/m/", toolCall("forbidden", "m1", `{}`)))
+	assert.Contains(t, rec.Body.String(), "not_allowed")
+	assert.Equal(t, []string{"deny"}, ran)
+	rec = httptest.NewRecorder()
+	mux.ServeHTTP(rec, httpPost("/m", toolCall("allowed", "m2", `{}`)))
+	assert.Equal(t, `{"result":"ok"}`, rec.Body.String())
+	assert.Equal(t, []string{"deny", "deny", "app"}, ran)
+}
+
+// failingReader fails like a connection that timed out.
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) {
+	return 0, errors.New("read tcp 127.0.0.1:41489->127.0.0.1:35546: i/o timeout")
+}
+
+// TestBodyReadErrorHasNoTransportDetails: PROTOCOL.md §7.
+func TestBodyReadErrorHasNoTransportDetails(t *testing.T) {
+	h, logs := newHandler(t, Config{})
+	req := post(`{"op":"diagnostics"}`)
+	req.Body, req.BodyBytes, req.ContentLength = failingReader{}, nil, -1
+	msg := requireError(t, h.Serve(context.Background(), req), http.StatusBadRequest, CodeInvalidBody)
+	assert.NotContains(t, msg, "127.0.0.1")
+	assert.NotContains(t, msg, "tcp")
+	assert.NotContains(t, msg, "timeout")
+	assert.Contains(t, msg, "could not be read")
+	assert.Contains(t, logs.String(), "i/o timeout", "the log keeps the detail")
+}
+
+// TestObserverGetsTheRequestContext: the observer can join the request's
+// span, and sees what the answer was.
+func TestObserverGetsTheRequestContext(t *testing.T) {
+	type key struct{}
+	var got context.Context
+	var ev Event
+	tool := NewTool("t", RiskLow, "T.", func(ctx context.Context, c ToolCall[noInput]) (string, error) { return "x", nil })
+	h, _ := newHandler(t, Config{Tools: []*Tool{tool}, Observer: func(ctx context.Context, e Event) { got, ev = ctx, e }})
+	ctx := context.WithValue(context.Background(), key{}, "span")
+	h.Serve(ctx, post(toolCall("t", "o1", `{"a":1}`)))
+	require.NotNil(t, got)
+	assert.Equal(t, "span", got.Value(key{}))
+	assert.Equal(t, "t", ev.Tool)
+	assert.Equal(t, RiskLow, ev.Risk)
+	assert.Equal(t, `{"a":1}`, string(ev.Input))
+	assert.Equal(t, `{"result":"x"}`, string(ev.Answer))
+	assert.False(t, ev.Start.IsZero())
+	assert.Less(t, ev.Duration, time.Minute)
+
+	h.Serve(ctx, post(toolCall("t", "o1", `{"a":1}`)))
+	assert.True(t, ev.Replayed)
+}
