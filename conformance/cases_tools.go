@@ -115,11 +115,11 @@ func (s *session) replaySample() (ToolSamples, outcome, bool) {
 	return list[0], outcome{}, true
 }
 
-// replayCases check replay protection (§1.1, §2: toolCallId is the
-// idempotency key; §3.3: Median sends each call once).
+// replayCases check replay protection and idempotency (§8: toolCallId is
+// the idempotency key; §3.3: Median sends each call once).
 func replayCases() []testCase {
 	return []testCase{
-		c("replay/identical-answer", "§2", "the same signed call sent twice gets the first answer back, byte for byte, and the tool runs once (prefers a sample marked CountsRuns)", true, func(s *session) outcome {
+		c("replay/identical-answer", "§8", "the same signed call sent twice gets the first answer back, byte for byte, and the tool runs once (prefers a sample marked CountsRuns)", true, func(s *session) outcome {
 			smp, o, ok := s.replaySample()
 			if !ok {
 				return o
@@ -143,7 +143,7 @@ func replayCases() []testCase {
 			}
 			return pass(second)
 		}),
-		c("replay/conflict", "§2", "a toolCallId reused with a different body is refused 409 invalid_body", true, func(s *session) outcome {
+		c("replay/conflict", "§8", "a toolCallId reused with a different body is refused 409 invalid_body", true, func(s *session) outcome {
 			smp, o, ok := s.replaySample()
 			if !ok {
 				return o

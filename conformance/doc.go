@@ -1,5 +1,5 @@
 // Package conformance checks that an HTTP endpoint answers the Median tool
-// endpoint contract (PROTOCOL.md): signatures, timestamps, bodies, errors,
+// endpoint contract (docs/PROTOCOL.md): signatures, timestamps, bodies, errors,
 // the manifest, replay protection and your own tools.
 //
 // It is shaped like the standard library's testing/slogtest: you describe a

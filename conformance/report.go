@@ -28,7 +28,7 @@ type CaseInfo struct {
 	// body, ops, routing, input, execution, format, manifest, replay,
 	// concurrency.
 	Group string `json:"group"`
-	// Section is the PROTOCOL.md section the case checks, like "§1.1".
+	// Section is the docs/PROTOCOL.md section the case checks, like "§1.1".
 	Section string `json:"section"`
 	// Title says what the case checks, in one line.
 	Title string `json:"title"`

@@ -1,5 +1,5 @@
 // Package protocol is the framework-neutral core of median-go: it answers the
-// Median tool endpoint exactly as the contract in PROTOCOL.md describes.
+// Median tool endpoint exactly as the contract in docs/PROTOCOL.md describes.
 //
 // A Median tool endpoint is one HTTP path on your server. Median POSTs a signed
 // ToolCall (or a diagnostics request) to it, and GETs it, signed, to sync the

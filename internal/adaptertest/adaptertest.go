@@ -5,7 +5,7 @@
 //
 // An adapter only moves bytes between its framework and protocol.Handler,
 // so every case here asks one question: does the answer that reaches the
-// client match the contract (PROTOCOL.md), and does it match what net/http
+// client match the contract (docs/PROTOCOL.md), and does it match what net/http
 // answers ([NetHTTP])?
 package adaptertest
 
