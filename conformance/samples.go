@@ -15,7 +15,7 @@ type Expect string
 const (
 	// ExpectResult (the default): 200 {"result": ...} that is not a refusal.
 	ExpectResult Expect = "result"
-	// ExpectRefusal: 200 with a refusal result (PROTOCOL.md §3.1).
+	// ExpectRefusal: 200 with a refusal result (docs/PROTOCOL.md §3.1).
 	ExpectRefusal Expect = "refusal"
 	// ExpectFailure: 200 execution_failed with a message.
 	ExpectFailure Expect = "execution_failed"
@@ -24,7 +24,7 @@ const (
 	ExpectPanic Expect = "panic"
 )
 
-// Visitor is the visitor a sample call is sent for (PROTOCOL.md §2). The
+// Visitor is the visitor a sample call is sent for (docs/PROTOCOL.md §2). The
 // zero value is an anonymous, unverified visitor.
 type Visitor struct {
 	Verified   bool   `json:"verified"`
