@@ -240,18 +240,33 @@ func (s *session) sampleCall(smp ToolSamples, input json.RawMessage) call {
 	case needsApproval(risk):
 		ctx["approvedBy"] = approvedByDefault
 	}
-	v := map[string]any{"verified": smp.Visitor.Verified}
-	if smp.Visitor.Verified && smp.Visitor.ExternalID != "" {
-		v["externalId"] = smp.Visitor.ExternalID
-	}
-	if smp.Visitor.Email != "" {
-		v["email"] = smp.Visitor.Email
-	}
-	if smp.Visitor.Name != "" {
-		v["name"] = smp.Visitor.Name
-	}
-	ctx["visitor"] = v
+	ctx["visitor"] = visitorJSON(smp.Visitor)
 	return c
+}
+
+// visitorJSON returns v as a call sends it: externalId only when verified.
+func visitorJSON(v Visitor) map[string]any {
+	m := map[string]any{"verified": v.Verified}
+	if v.Verified && v.ExternalID != "" {
+		m["externalId"] = v.ExternalID
+	}
+	if v.Email != "" {
+		m["email"] = v.Email
+	}
+	if v.Name != "" {
+		m["name"] = v.Name
+	}
+	return m
+}
+
+// callContext returns the context of a call; approvedBy is left out when
+// empty.
+func callContext(conversationID, risk, approvedBy string, v Visitor) map[string]any {
+	ctx := map[string]any{"conversationId": conversationID, "risk": risk, "visitor": visitorJSON(v)}
+	if approvedBy != "" {
+		ctx["approvedBy"] = approvedBy
+	}
+	return ctx
 }
 
 // manifestTools reads the manifest once.
