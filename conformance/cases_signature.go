@@ -217,7 +217,7 @@ func stale(x *exchange, when string) outcome {
 func keyCases() []testCase {
 	notHere := func(s *session) string {
 		if s.t.BuildWithKey == nil && s.t.Deployed {
-			return "the endpoint is deployed: the suite cannot build it with another key; check §1.2 in your app's tests with Target.BuildWithKey"
+			return "the endpoint is deployed: the suite cannot build it with another key; check docs/PROTOCOL.md §1.2 in your app's tests with Target.BuildWithKey"
 		}
 		return ""
 	}

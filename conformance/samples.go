@@ -44,7 +44,10 @@ type ToolSamples struct {
 
 	// Visitor, Risk, ApprovedBy and ConversationID are sent in the call's
 	// context. Risk defaults to the tool's risk in the manifest (or "low");
-	// ConversationID to a fresh id.
+	// ApprovedBy to "A teammate" when that risk is reviewed or high (what
+	// Median sends on an approved call with no name on record), else none;
+	// ConversationID to a fresh id. The risk-floor cases (docs/PROTOCOL.md
+	// §9) send the sample at other risks, with and without ApprovedBy.
 	Visitor        Visitor `json:"visitor"`
 	Risk           string  `json:"risk,omitempty"`
 	ApprovedBy     string  `json:"approvedBy,omitempty"`

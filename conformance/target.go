@@ -67,12 +67,14 @@ type Target struct {
 	//
 	// A key case passes when the builder either
 	//   - returns an error that names the key problem: its text contains the
-	//     code ("missing_secret", "invalid_median_key"), or it matches the
-	//     code with errors.Is (the core's errors do); or
+	//     code ("missing_secret", "invalid_median_key"), or
+	//     errors.Is(err, protocol.CodeMissingSecret) (CodeInvalidMedianKey)
+	//     holds; or
 	//   - returns a request function whose endpoint answers 500 with that
 	//     code (checked too when it comes with the error).
 	// An error that names no key problem, with no endpoint, fails the case.
-	// It is not applicable to a Deployed target: set it in your app's tests.
+	// Without BuildWithKey the key cases are skipped, or not applicable to a
+	// Deployed target: check them in your app's tests.
 	BuildWithKey func(key string) (DoFunc, error)
 
 	// Deployed marks an endpoint that runs elsewhere (URLTarget sets it):
