@@ -2,10 +2,14 @@ package conformance_test
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,8 +25,8 @@ import (
 func resign(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		sig, _ := protocol.Sign(testKey, time.Now(), body)
-		r.Header.Set(protocol.SignatureHeader, sig)
+		key, _ := protocol.ParseKey(testKey)
+		r.Header.Set("median-signature", key.Sign(time.Now(), body))
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
 	})
@@ -59,6 +63,117 @@ func plainNotFound(next http.Handler, known []*protocol.Tool) http.Handler {
 		if r.Method == http.MethodPost && json.Unmarshal(body, &peek) == nil && peek.Tool != nil && !names[*peek.Tool] {
 			http.NotFound(w, r)
 			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// rewrite is a broken handler that passes each answer of next through edit
+// (which may change its status, headers and body) before writing it.
+func rewrite(next http.Handler, edit func(r *http.Request, body []byte, rec *httptest.ResponseRecorder)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		edit(r, body, rec)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	})
+}
+
+// serverMAC is the MAC a server with testKey computes for r and body.
+func serverMAC(r *http.Request, body []byte) string {
+	ts, ok := timestampOf(r.Header.Get("median-signature"))
+	if !ok {
+		return ""
+	}
+	k, err := protocol.ParseKey(testKey)
+	if err != nil {
+		panic(err)
+	}
+	_, mac, _ := strings.Cut(k.Sign(time.UnixMilli(ts), body), ",v1=")
+	return mac
+}
+
+// leakMAC is a broken handler that puts the MAC it computed into the
+// message of its answers with code, through show.
+func leakMAC(next http.Handler, code protocol.Code, show func(mac string) string) http.Handler {
+	return rewrite(next, func(r *http.Request, body []byte, rec *httptest.ResponseRecorder) {
+		if !strings.Contains(rec.Body.String(), `"code":"`+string(code)+`"`) {
+			return
+		}
+		msg, _ := json.Marshal("signature check: " + show(serverMAC(r, body)))
+		rec.Body.Reset()
+		fmt.Fprintf(rec.Body, `{"error":{"code":%q,"message":%s}}`, code, msg)
+	})
+}
+
+// exactMount is a broken app that mounts the endpoint at mountPath only:
+// a request to mountPath + "/" gets the router's 404 page.
+func exactMount(h http.Handler) http.Handler {
+	m := http.NewServeMux()
+	m.Handle(mountPath, h)
+	return m
+}
+
+// callOf decodes a POST body that is a ToolCall, or returns nil.
+func callOf(r *http.Request, body []byte) map[string]any {
+	var c map[string]any
+	if r.Method != http.MethodPost || json.Unmarshal(body, &c) != nil {
+		return nil
+	}
+	if _, ok := c["context"].(map[string]any); !ok {
+		return nil
+	}
+	return c
+}
+
+// runAnyway is a broken server with no risk floor (docs/PROTOCOL.md §9): it
+// runs every well-signed call, whatever its risk and approval, by raising
+// the call to high, approved, and signing it again before the core sees it.
+func runAnyway(next http.Handler) http.Handler {
+	key, _ := protocol.ParseKey(testKey)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if c := callOf(r, body); c != nil && serverMAC(r, body) != "" && strings.HasSuffix(r.Header.Get("median-signature"), serverMAC(r, body)) {
+			ctx := c["context"].(map[string]any)
+			ctx["risk"] = "high"
+			if _, ok := ctx["approvedBy"]; !ok {
+				ctx["approvedBy"] = "A teammate"
+			}
+			body, _ = json.Marshal(c)
+			r.Header.Set("median-signature", key.Sign(time.Now(), body))
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// floorRefusal is the answer of the risk floor (§9).
+const floorRefusal = `{"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"approval_required","detail":"A teammate must approve this first."}}`
+
+// refuseIf is a broken risk floor: it answers floorRefusal to every call
+// for which refuse, given the tool's declared risk and the call's context,
+// holds.
+func refuseIf(next http.Handler, refuse func(declared protocol.Risk, ctx map[string]any) bool) http.Handler {
+	declared := map[string]protocol.Risk{}
+	for _, tool := range conformance.FixtureTools() {
+		declared[tool.Name()] = tool.Risk()
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if c := callOf(r, body); c != nil {
+			name, _ := c["tool"].(string)
+			if risk, ok := declared[name]; ok && refuse(risk, c["context"].(map[string]any)) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, floorRefusal)
+				return
+			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
@@ -134,10 +249,81 @@ func TestSuiteFailsOnBrokenHandlers(t *testing.T) {
 			},
 			passes: []string{"execution/result", "concurrency/parallel", "signature/valid"},
 		},
+		{
+			name:  "404s on the mount path with a trailing slash",
+			build: func(t *testing.T) http.Handler { return exactMount(newHandler(t, testKey, nil)) },
+			fails: map[string]string{
+				"routing/trailing-slash": "at http://example.test/api/median/, the mount path with the slash toggled",
+			},
+			passes: []string{"routing/unknown-tool", "signature/valid", "execution/result"},
+		},
+		{
+			name: "shows the MAC it computed in invalid_signature answers",
+			build: func(t *testing.T) http.Handler {
+				return mux(leakMAC(newHandler(t, testKey, nil), protocol.CodeInvalidSignature, func(mac string) string { return "expected v1=" + strings.ToUpper(mac) }))
+			},
+			fails: map[string]string{
+				"signature/no-mac-in-answer": "the answer carries the MAC the server computed for this request",
+				// Every case's answers are checked, not only the one case's.
+				"signature/wrong-key":         "carries the MAC",
+				"signature/timestamp-changed": "carries the MAC",
+				"manifest/wrong-key-get":      "carries the MAC",
+				"signature/reencoded-body":    "carries the MAC",
+				"signature/tampered-body":     "carries the MAC",
+			},
+			passes: []string{"signature/valid", "signature/missing", "execution/result"},
+		},
+		{
+			name: "shows the MAC it computed in a header of unknown_tool answers",
+			build: func(t *testing.T) http.Handler {
+				return mux(rewrite(newHandler(t, testKey, nil), func(r *http.Request, body []byte, rec *httptest.ResponseRecorder) {
+					if rec.Code == http.StatusNotFound {
+						raw, _ := hex.DecodeString(serverMAC(r, body))
+						rec.Header().Set("X-Debug-Mac", base64.StdEncoding.EncodeToString(raw))
+					}
+				}))
+			},
+			fails: map[string]string{
+				"routing/unknown-tool": "the answer carries the MAC the server computed for this request",
+				"signature/valid":      "carries the MAC",
+			},
+			passes: []string{"signature/no-mac-in-answer", "signature/wrong-key", "execution/result"},
+		},
+		{
+			name:  "runs a tool below its declared risk or without approval (no risk floor)",
+			build: func(t *testing.T) http.Handler { return mux(runAnyway(newHandler(t, testKey, nil))) },
+			fails: map[string]string{
+				"risk/below-declared": "tool refund (declared high) called at low: the tool ran; docs/PROTOCOL.md §9: such a call is not run",
+				"risk/unapproved":     "tool refund (declared high) called at high without approvedBy: the tool ran",
+			},
+			passes: []string{"risk/approved-runs", "risk/higher-runs", "execution/result", "replay/identical-answer"},
+		},
+		{
+			name: "refuses approved calls at the declared risk (a floor that never lets through)",
+			build: func(t *testing.T) http.Handler {
+				return mux(refuseIf(newHandler(t, testKey, nil), func(declared protocol.Risk, _ map[string]any) bool { return declared != protocol.RiskLow }))
+			},
+			fails: map[string]string{
+				"risk/approved-runs": "tool refund called at its declared risk high with approvedBy: refused approval_required",
+				"execution/result":   "risk floor",
+			},
+			passes: []string{"risk/below-declared", "risk/unapproved"},
+		},
+		{
+			name: "refuses calls above the declared risk (a floor that is an exact match)",
+			build: func(t *testing.T) http.Handler {
+				return mux(refuseIf(newHandler(t, testKey, nil), func(declared protocol.Risk, ctx map[string]any) bool { return ctx["risk"] != string(declared) }))
+			},
+			fails: map[string]string{
+				"risk/higher-runs": "tool counter (declared low) called at medium with approvedBy: refused approval_required",
+			},
+			passes: []string{"risk/below-declared", "risk/approved-runs"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			target := fixtureTarget(t, tt.build(t))
+			target.Skip = nil // every case runs against a broken handler
 			rep, err := conformance.Check(t.Context(), target, conformance.Options{})
 			require.NoError(t, err)
 			require.False(t, rep.Passed(), "the suite passed a broken handler")
@@ -154,6 +340,50 @@ func TestSuiteFailsOnBrokenHandlers(t *testing.T) {
 				require.True(t, ok, "case %s did not run", id)
 				assert.Equal(t, conformance.StatusPass, res.Status, "case %s should still pass: %s", id, res)
 			}
+		})
+	}
+}
+
+// TestRefusalCaseChecksTheContractAndNoMore: execution/refusal accepts every
+// refusal docs/PROTOCOL.md §3.1 allows, the product page's own example
+// (no outcome) first, and fails each that breaks it.
+func TestRefusalCaseChecksTheContractAndNoMore(t *testing.T) {
+	tests := []struct {
+		refusal string
+		fails   string // "" when the case must pass
+	}{
+		{`{"ok":false,"reason":"not_signed_in","detail":"Sign in to see orders."}`, ""},
+		{`{"ok":false,"known":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Sign in."}`, ""},
+		{`{"known":false,"outcome":"unknown"}`, ""},
+		{`{"allowed":false}`, ""},
+		{`{"outcome":"blocked","reason":"closed"}`, ""},
+		{`{"ok":true,"reason":"not_signed_in"}`, `"ok" in a refusal is only ever false, got true`},
+		{`{"ok":false,"allowed":null}`, `"allowed" in a refusal is only ever false, got null`},
+		{`{"ok":false,"outcome":"denied"}`, `a refusal's outcome is "blocked" or "unknown", got "denied"`},
+		{`{"reason":"not_signed_in","detail":"Sign in."}`, "a refusal carries ok, known or allowed set to false, or an outcome"},
+		{`{"ok":false,"reason":""}`, "a refusal's reason must be a short non-empty string code"},
+		{`{"ok":false,"detail":5}`, "a refusal's detail must be a string"},
+		{`"no"`, "a refusal must be a JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.refusal, func(t *testing.T) {
+			h := rewrite(newHandler(t, testKey, nil), func(_ *http.Request, _ []byte, rec *httptest.ResponseRecorder) {
+				if strings.Contains(rec.Body.String(), `"reason":"not_signed_in"`) {
+					rec.Body.Reset()
+					rec.Body.WriteString(`{"result":` + tt.refusal + `}`)
+				}
+			})
+			target := conformance.HandlerTarget(mux(h), mountPath, testKey)
+			target.Tools = []conformance.ToolSamples{{Tool: "refuse", Expect: conformance.ExpectRefusal}}
+			rep, err := conformance.Check(t.Context(), target, conformance.Options{Run: "^execution/refusal$"})
+			require.NoError(t, err)
+			res := rep.Results[0]
+			if tt.fails == "" {
+				assert.Equal(t, conformance.StatusPass, res.Status, "%s", res)
+				return
+			}
+			assert.Equal(t, conformance.StatusFail, res.Status)
+			assert.Contains(t, res.Message, tt.fails)
 		})
 	}
 }

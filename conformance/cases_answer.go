@@ -23,21 +23,9 @@ func representative(s *session) []*exchange {
 	}
 }
 
-// statusOf is the §7 table: the statuses each code may come with.
-func statusOf(code string) []int {
-	switch protocol.Code(code) {
-	case protocol.CodeInvalidBody:
-		return []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusConflict}
-	case "":
-		return nil
-	}
-	for _, known := range protocol.Codes() {
-		if string(known) == code {
-			return []int{known.Status()}
-		}
-	}
-	return nil
-}
+// statusOf is the §7 table: the statuses each code may come with, nil for
+// a code that is not part of the contract.
+func statusOf(code string) []int { return codeStatuses[protocol.Code(code)] }
 
 // formatCases check §3 and §7 over a set of answers of every kind.
 func formatCases() []testCase {
@@ -78,7 +66,7 @@ func formatCases() []testCase {
 				}
 				allowed := statusOf(a.code)
 				if allowed == nil {
-					return fail(x, "one of the codes of PROTOCOL.md §7", "%s %s: code %q is not part of the contract", x.method, describe(x), a.code)
+					return fail(x, "one of the codes of docs/PROTOCOL.md §7", "%s %s: code %q is not part of the contract", x.method, describe(x), a.code)
 				}
 				ok := false
 				for _, st := range allowed {
@@ -155,6 +143,8 @@ func manifestCases() []testCase {
 	}
 }
 
+func validRisk(risk string) bool { _, ok := riskRank(risk); return ok }
+
 // checkManifest checks the manifest's shape (§6).
 func checkManifest(body []byte) error {
 	top := decodeObject(body)
@@ -178,7 +168,7 @@ func checkManifest(body []byte) error {
 		if json.Unmarshal(t["description"], &desc) != nil || strings.TrimSpace(desc) == "" {
 			return fmt.Errorf("tool %s: description must be a non-empty string: the agent reads it to choose the tool", name)
 		}
-		if json.Unmarshal(t["risk"], &risk) != nil || !protocol.Risk(risk).Valid() {
+		if json.Unmarshal(t["risk"], &risk) != nil || !validRisk(risk) {
 			return fmt.Errorf("tool %s: risk %s is not one of low, medium, reviewed, high", name, snippet(t["risk"], 40))
 		}
 		schema := decodeObject(t["inputSchema"])

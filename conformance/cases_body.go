@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/median-go/median/protocol"
@@ -138,7 +139,7 @@ func opsCases() []testCase {
 			case a.isError() && a.code != string(protocol.CodeDiagnosticsUnsupported):
 				return fail(x, want, "diagnostics answered error %s: %s", a.code, a.message)
 			case !x.isJSON():
-				return fail(x, want, "Content-Type is %q, not %s", x.header.Get("Content-Type"), protocol.ContentType)
+				return fail(x, want, "Content-Type is %q, not %s", x.header.Get("Content-Type"), contentJSON)
 			}
 			return pass(x)
 		}),
@@ -151,13 +152,39 @@ func opsCases() []testCase {
 	}
 }
 
-// routingCases check §2: a tool the endpoint does not know.
+// routingCases check §1 and §2: the mount path, and a tool the endpoint
+// does not know.
 func routingCases() []testCase {
 	return []testCase{
 		c("routing/unknown-tool", "§2", "a ToolCall for a tool the endpoint does not register is refused 404 unknown_tool (JSON, not a framework's 404 page)", false, func(s *session) outcome {
 			return expectError(s.post(probe().bytes()), http.StatusNotFound, protocol.CodeUnknownTool)
 		}),
+		c("routing/trailing-slash", "§1", "the mount path is answered with a trailing slash too, as the product page posts to https://example.com/api/median/ (and without one when Target.URL has it): not a router's 404 or a redirect", false, func(s *session) outcome {
+			other, err := otherSlash(s.t.URL)
+			if err != nil {
+				return fail(nil, "a Target.URL that parses", "%v", err)
+			}
+			body := probe().bytes()
+			x := s.send(&exchange{method: http.MethodPost, url: other, body: body, signature: s.sign(s.now(), body)})
+			return expectAccepted(x, "at "+other+", the mount path with the slash toggled")
+		}),
 	}
+}
+
+// otherSlash returns rawURL with a slash added to the end of its path, or
+// removed when it has one.
+func otherSlash(rawURL string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", fmt.Errorf("Target.URL: %w", err)
+	}
+	if p, ok := strings.CutSuffix(u.Path, "/"); ok && p != "" {
+		u.Path = p
+	} else if !ok {
+		u.Path += "/"
+	}
+	u.RawPath = ""
+	return u.String(), nil
 }
 
 // inputCases check §2 and §3: inputs that do not fit a tool's schema.

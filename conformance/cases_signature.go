@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -119,6 +120,29 @@ func signatureCases() []testCase {
 				x := s.send(&exchange{method: http.MethodPost, body: body, signature: fmt.Sprintf("t=%d,v1=%s", at.UnixMilli()-1000, hexOf(sig))})
 				return expectError(x, http.StatusUnauthorized, protocol.CodeInvalidSignature)
 			}),
+		c("signature/no-mac-in-answer", "§1.1, §7", "an invalid_signature answer keeps the MAC the server computed to itself: it is not in the answer, in hex of either case or base64 (nor in any other case's answer)", false,
+			func(s *session) outcome {
+				if !s.signer.ok {
+					return fail(nil, "a usable Target.Key", "Target.Key is not usable, so the suite cannot compute the MAC the server computes")
+				}
+				body, sig, at := signed(s)
+				tampered := []byte(strings.Replace(string(body), `"low"`, `"medium"`, 1))
+				var last *exchange
+				for _, x := range []*exchange{
+					{method: http.MethodPost, body: body, signature: signWith(wrongKey, at, body)},
+					{method: http.MethodPost, body: tampered, signature: sig},
+					{method: http.MethodPost, body: body, signature: fmt.Sprintf("t=%d,v1=%s", at.UnixMilli()-1000, hexOf(sig))},
+				} {
+					last = s.send(x)
+					if x.err != nil {
+						return fail(x, "an answer", "the request got no answer")
+					}
+					if carriesMAC(x, x.mac) {
+						return leaked(x)
+					}
+				}
+				return pass(last)
+			}),
 		c("signature/several-v1", "§1.1", "a header with several v1 entries (a key rotation), one of them valid, is accepted", false,
 			func(s *session) outcome {
 				body, sig, at := signed(s)
@@ -148,7 +172,6 @@ func signatureCases() []testCase {
 
 // timestampCases check the 5-minute window of §1.1, in both directions.
 func timestampCases() []testCase {
-	const window = protocol.DefaultTolerance
 	at := func(s *session, offset time.Duration) *exchange {
 		body := probe().bytes()
 		return s.send(&exchange{method: http.MethodPost, body: body, signature: s.sign(s.now().Add(offset), body)})
@@ -189,31 +212,77 @@ func stale(x *exchange, when string) outcome {
 	return o
 }
 
-// keyCases check §1.2: an endpoint without a usable key answers 500.
+// keyCases check §1.2: an endpoint without a usable key answers 500, or is
+// refused when it is built.
 func keyCases() []testCase {
-	withKey := func(key string, code protocol.Code) func(s *session) outcome {
-		return func(s *session) outcome {
-			if s.t.BuildWithKey == nil {
-				return skip("needs Target.BuildWithKey, a function that builds your endpoint with a given key (not possible against a deployed URL)")
-			}
-			do, err := s.t.BuildWithKey(key)
-			if err != nil {
-				return fail(nil, fmt.Sprintf("an endpoint that answers 500 %s", code), "Target.BuildWithKey(%q) returned an error instead of an endpoint: %v", key, err)
-			}
-			if do == nil {
-				return fail(nil, fmt.Sprintf("an endpoint that answers 500 %s", code), "Target.BuildWithKey(%q) returned a nil request function", key)
-			}
-			body := probe().bytes()
-			x := s.sendWith(do, &exchange{method: http.MethodPost, body: body, signature: s.sign(s.now(), body)})
-			return expectError(x, http.StatusInternalServerError, code)
+	notHere := func(s *session) string {
+		if s.t.BuildWithKey == nil && s.t.Deployed {
+			return "the endpoint is deployed: the suite cannot build it with another key; check docs/PROTOCOL.md §1.2 in your app's tests with Target.BuildWithKey"
 		}
+		return ""
 	}
 	return []testCase{
-		c("key/missing", "§1.2", "an endpoint built with no key answers every request 500 missing_secret (never fail-open)", false,
-			withKey("", protocol.CodeMissingSecret)),
-		c("key/too-short", "§1.2", "an endpoint built with a key shorter than 32 characters answers 500 invalid_median_key", false,
-			withKey("short-median-key", protocol.CodeInvalidMedianKey)),
-		c("key/not-visible-ascii", "§1.2", "an endpoint built with a key containing a space or non-ASCII character answers 500 invalid_median_key", false,
-			withKey("a median key with spaces inside it é 0123456789", protocol.CodeInvalidMedianKey)),
+		c("key/missing", "§1.2", "an endpoint built with no key is refused when built (an error naming missing_secret) or answers every request 500 missing_secret (never fail-open)", false,
+			withKey("", protocol.CodeMissingSecret)).unless(notHere),
+		c("key/too-short", "§1.2", "an endpoint built with a key shorter than 32 characters is refused when built (invalid_median_key) or answers 500 invalid_median_key", false,
+			withKey("short-median-key", protocol.CodeInvalidMedianKey)).unless(notHere),
+		c("key/not-visible-ascii", "§1.2", "an endpoint built with a key containing a space or non-ASCII character is refused when built (invalid_median_key) or answers 500 invalid_median_key", false,
+			withKey("a median key with spaces inside it é 0123456789", protocol.CodeInvalidMedianKey)).unless(notHere),
 	}
+}
+
+// withKey is a key case: build the endpoint with key and expect code.
+func withKey(key string, code protocol.Code) func(s *session) outcome {
+	return func(s *session) outcome {
+		want := fmt.Sprintf("Target.BuildWithKey(%q) returns an error naming %s, or an endpoint that answers 500 %s", key, code, code)
+		if s.t.BuildWithKey == nil {
+			return skip("needs Target.BuildWithKey, a function that builds your endpoint with a given key (conformance.HandlerBuilder(NewRouter) fits a constructor NewRouter(key) (http.Handler, error))")
+		}
+		do, err := buildSafely(s.t.BuildWithKey, key)
+		named := err != nil && namesCode(err, code)
+		switch {
+		case err != nil && !named && do == nil:
+			other := protocol.CodeMissingSecret
+			if code == other {
+				other = protocol.CodeInvalidMedianKey
+			}
+			if namesCode(err, other) {
+				return fail(nil, want, "Target.BuildWithKey(%q) reported %s, but this key is %s: %v", key, other, code, err)
+			}
+			return fail(nil, want, "Target.BuildWithKey(%q) returned an error that does not name the key problem (its text has no %q): %v", key, code, err)
+		case do == nil && named:
+			return pass(nil) // refused when built, as §1.2 allows
+		case do == nil:
+			return fail(nil, want, "Target.BuildWithKey(%q) returned no request function and no error: the endpoint was built with an unusable key without a word", key)
+		}
+		body := probe().bytes()
+		x := s.sendWith(do, &exchange{method: http.MethodPost, body: body, signature: s.sign(s.now(), body)})
+		o := expectError(x, http.StatusInternalServerError, code)
+		if o.status == StatusFail && named {
+			o.message = "the constructor reported " + string(code) + ", but the endpoint it returned anyway does not refuse: " + o.message
+		}
+		return o
+	}
+}
+
+// buildSafely calls build, turning a panic into an error that names no code.
+func buildSafely(build func(string) (DoFunc, error), key string) (do DoFunc, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			do, err = nil, fmt.Errorf("Target.BuildWithKey panicked (return an error instead): %v", p)
+		}
+	}()
+	return build(key)
+}
+
+// namesCode reports whether err identifies the contract code: its text
+// contains the code, or errors.Is matches it. The second test applies once
+// protocol.Code implements error (the core's errors then match their code
+// with errors.Is); until then a Code is not an error and only the text
+// counts.
+func namesCode(err error, code protocol.Code) bool {
+	if target, ok := any(code).(error); ok && errors.Is(err, target) {
+		return true
+	}
+	return strings.Contains(err.Error(), string(code))
 }

@@ -28,6 +28,9 @@ func executionCases() []testCase {
 					return o
 				}
 				if isRefusal(result) {
+					if refusalReason(result) == approvalRequired {
+						return fail(x, "a result that is not a refusal", "tool %s was refused by the endpoint's risk floor (approval_required): send the sample at the tool's declared risk or above (Risk) and, for reviewed and high, with ApprovedBy", smp.Tool)
+					}
 					return fail(x, "a result that is not a refusal", "tool %s refused: set Expect to %q on this sample, or send it with a visitor the tool accepts", smp.Tool, ExpectRefusal)
 				}
 				if smp.Check != nil {
@@ -38,7 +41,7 @@ func executionCases() []testCase {
 			}
 			return pass(last)
 		}),
-		c("execution/refusal", "§3.1", "each sample expecting a refusal answers 200 with a refusal result: ok/known/allowed only false, outcome blocked or unknown, a reason and a detail", true, func(s *session) outcome {
+		c("execution/refusal", "§3.1", "each sample expecting a refusal answers 200 with a refusal result: every field optional, ok/known/allowed only ever false, outcome blocked or unknown, at least one of them present", true, func(s *session) outcome {
 			list, held := s.runnable(ExpectRefusal)
 			if len(list) == 0 {
 				return noSample(`expecting a refusal (Expect: "refusal")`, held)
@@ -49,12 +52,12 @@ func executionCases() []testCase {
 				last = x
 				result, o := expectResult(x)
 				if o.status != StatusPass {
-					o.expected = `200 {"result": {"ok": false, "outcome": "blocked", "reason": …, "detail": …}}`
+					o.expected = refusalShape
 					o.message = "tool " + smp.Tool + ": " + o.message
 					return o
 				}
 				if err := checkRefusal(result); err != nil {
-					return fail(x, `200 {"result": {"ok": false, "outcome": "blocked", "reason": …, "detail": …}}`, "tool %s: %v", smp.Tool, err)
+					return fail(x, refusalShape, "tool %s: %v", smp.Tool, err)
 				}
 			}
 			return pass(last)
@@ -93,9 +96,19 @@ func executionCases() []testCase {
 				}
 			}
 			return pass(last)
+		}).unless(func(s *session) string {
+			for _, smp := range s.t.Tools {
+				if smp.expect() == ExpectPanic {
+					return ""
+				}
+			}
+			return "needs a tool that panics, such as the library's fixture tool \"panic\"; an app's own tools need not have one"
 		}),
 	}
 }
+
+// refusalShape describes a refusal result for failure reports.
+const refusalShape = `200 {"result": {"ok": false, …}}: ok/known/allowed only false, outcome "blocked" or "unknown", each optional, at least one present`
 
 // replaySample picks the sample the replay cases send: one that counts its
 // runs when there is one.

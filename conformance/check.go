@@ -13,12 +13,21 @@ import (
 type testCase struct {
 	CaseInfo
 	run func(s *session) outcome
+	// na, when set, says why the case cannot apply to the session's
+	// target ("" when it can). It is asked before run, and must be cheap.
+	na func(s *session) string
 }
 
 // c builds a testCase; id starts with its group.
 func c(id, section, title string, runsTool bool, run func(s *session) outcome) testCase {
 	group, _, _ := strings.Cut(id, "/")
-	return testCase{CaseInfo{ID: id, Group: group, Section: section, Title: title, RunsTool: runsTool}, run}
+	return testCase{CaseInfo: CaseInfo{ID: id, Group: group, Section: section, Title: title, RunsTool: runsTool}, run: run}
+}
+
+// unless returns tc with na set.
+func (tc testCase) unless(na func(s *session) string) testCase {
+	tc.na = na
+	return tc
 }
 
 // allCases lists every case, in the order they run and are reported.
@@ -27,12 +36,22 @@ func allCases() []testCase {
 	for _, group := range [][]testCase{
 		methodCases(), signatureCases(), timestampCases(), keyCases(),
 		bodyCases(), opsCases(), routingCases(), inputCases(),
-		executionCases(), formatCases(), manifestCases(), replayCases(),
+		executionCases(), riskCases(), formatCases(), manifestCases(), replayCases(),
 		concurrencyCases(),
 	} {
 		all = append(all, group...)
 	}
 	return all
+}
+
+// caseByID returns the case with id.
+func caseByID(id string) (testCase, bool) {
+	for _, tc := range allCases() {
+		if tc.ID == id {
+			return tc, true
+		}
+	}
+	return testCase{}, false
 }
 
 // Cases lists every case of the suite, in the order [Check] runs them.
@@ -87,9 +106,12 @@ func Check(ctx context.Context, target Target, opts Options) (Report, error) {
 
 // Run runs every case against target as a subtest of t named Group/ID
 // (for example TestMedian/signature/missing), so go test -run selects them.
-// A failed case reports what was expected, what came back and a curl line
-// that reproduces it; a case that needs a tool sample you did not give is
-// skipped with a message saying how to supply it.
+// A failed case reports, at the line of your test that called Run, what was
+// expected, what came back and a curl line that reproduces it; a case that
+// needs a tool sample you did not give is skipped with a message saying how
+// to supply it. A case that cannot apply to the target has no subtest: the
+// group logs it once (go test -v shows it), so it is neither a pass nor a
+// skip.
 func Run(t *testing.T, target Target) {
 	t.Helper()
 	if err := target.validate(); err != nil {
@@ -104,10 +126,19 @@ func Run(t *testing.T, target Target) {
 		}
 		groups[tc.Group] = append(groups[tc.Group], tc)
 	}
+	// Every function between the user's test and t.Error is a helper, so
+	// go test reports the line of the user's call to Run.
 	for _, g := range order {
 		t.Run(g, func(t *testing.T) {
+			t.Helper()
+			var na []string
 			for _, tc := range groups[g] {
+				if why := s.notApplicable(tc); why != "" {
+					na = append(na, tc.ID+" ("+why+")")
+					continue
+				}
 				t.Run(tc.Name(), func(t *testing.T) {
+					t.Helper()
 					res := s.runCase(tc)
 					switch res.Status {
 					case StatusFail:
@@ -117,6 +148,9 @@ func Run(t *testing.T, target Target) {
 					}
 				})
 			}
+			if len(na) > 0 {
+				t.Logf("not applicable to this target: %s", strings.Join(na, "; "))
+			}
 		})
 	}
 }
@@ -125,13 +159,34 @@ func newSession(ctx context.Context, target Target, timeout time.Duration) *sess
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	return &session{ctx: ctx, t: target.withDefaults(), timeout: timeout}
+	return &session{ctx: ctx, t: target.withDefaults(), timeout: timeout, signer: newSigner(target.Key)}
 }
 
-// runCase runs one case and turns its outcome into a Result.
+// notApplicable says why tc cannot apply to the target, "" when it can.
+func (s *session) notApplicable(tc testCase) string {
+	if tc.na == nil || s.t.skipped(tc.ID) {
+		return ""
+	}
+	return tc.na(s)
+}
+
+// runCase runs one case and turns its outcome into a Result. An answer
+// that carries the MAC the server computed for its request fails the case,
+// whatever the case checked (docs/PROTOCOL.md §7).
 func (s *session) runCase(tc testCase) Result {
 	start := time.Now()
-	o := tc.run(s)
+	var o outcome
+	if s.t.skipped(tc.ID) {
+		o = skip("excluded by Target.Skip")
+	} else if why := s.notApplicable(tc); why != "" {
+		o = outcome{status: StatusNotApplicable, message: why}
+	} else {
+		s.takeLeak()
+		o = tc.run(s)
+		if x := s.takeLeak(); x != nil {
+			o = leaked(x)
+		}
+	}
 	res := Result{CaseInfo: tc.CaseInfo, Status: o.status, Expected: o.expected, Actual: o.actual, Message: o.message, Duration: time.Since(start)}
 	if o.x != nil {
 		res.Curl = o.x.curl()

@@ -43,13 +43,22 @@ func TestCheckSelectsAndValidates(t *testing.T) {
 	assert.Equal(t, "signature/missing", rep.Results[0].ID)
 	assert.True(t, rep.Passed())
 
+	skipping := target
+	skipping.Skip = []string{"signature/empty"}
+	rep, err = conformance.Check(t.Context(), skipping, conformance.Options{Run: "^signature/(missing|empty)$"})
+	require.NoError(t, err)
+	assert.Equal(t, conformance.StatusPass, rep.Results[0].Status)
+	assert.Equal(t, conformance.StatusSkip, rep.Results[1].Status)
+	assert.Equal(t, "excluded by Target.Skip", rep.Results[1].Message)
+
 	_, err = conformance.Check(t.Context(), target, conformance.Options{Run: "("})
 	assert.ErrorContains(t, err, "Options.Run")
 
 	for name, edit := range map[string]func(*conformance.Target){
-		"Target.Do is nil":    func(tg *conformance.Target) { tg.Do = nil },
-		"Target.URL is empty": func(tg *conformance.Target) { tg.URL = "" },
-		"Target.Key is empty": func(tg *conformance.Target) { tg.Key = " " },
+		"Target.Do is nil":                             func(tg *conformance.Target) { tg.Do = nil },
+		"Target.URL is empty":                          func(tg *conformance.Target) { tg.URL = "" },
+		"Target.Key is empty":                          func(tg *conformance.Target) { tg.Key = " " },
+		`Target.Skip: no case has id "signature/gone"`: func(tg *conformance.Target) { tg.Skip = []string{"signature/missing", "signature/gone"} },
 	} {
 		bad := target
 		edit(&bad)
@@ -184,7 +193,10 @@ func TestWriteJUnit(t *testing.T) {
 		{CaseInfo: conformance.CaseInfo{ID: "a/x", Group: "a", Section: "§1"}, Status: conformance.StatusPass},
 		{CaseInfo: conformance.CaseInfo{ID: "a/y", Group: "a", Section: "§1"}, Status: conformance.StatusFail, Message: `got <403> & "more"`, Expected: "401"},
 		{CaseInfo: conformance.CaseInfo{ID: "b/z", Group: "b", Section: "§2"}, Status: conformance.StatusSkip, Message: "needs a sample"},
+		{CaseInfo: conformance.CaseInfo{ID: "k/n", Group: "k", Section: "§1.2"}, Status: conformance.StatusNotApplicable, Message: "deployed"},
 	}}
+	assert.Equal(t, "N/A k/n (§1.2): deployed", rep.Results[3].String())
+	assert.Equal(t, 1, rep.Count(conformance.StatusNotApplicable))
 	var buf bytes.Buffer
 	require.NoError(t, rep.WriteJUnit(&buf))
 	var doc struct {
@@ -192,7 +204,11 @@ func TestWriteJUnit(t *testing.T) {
 			Tests    int `xml:"tests,attr"`
 			Failures int `xml:"failures,attr"`
 			Skipped  int `xml:"skipped,attr"`
-			Cases    []struct {
+			Props    []struct {
+				Name  string `xml:"name,attr"`
+				Value string `xml:"value,attr"`
+			} `xml:"properties>property"`
+			Cases []struct {
 				Name    string `xml:"name,attr"`
 				Class   string `xml:"classname,attr"`
 				Failure *struct {
@@ -203,7 +219,10 @@ func TestWriteJUnit(t *testing.T) {
 		} `xml:"testsuite"`
 	}
 	require.NoError(t, xml.Unmarshal(buf.Bytes(), &doc), buf.String())
-	assert.Equal(t, 3, doc.Suite.Tests)
+	assert.Equal(t, 3, doc.Suite.Tests, "a case that does not apply is not a testcase")
+	require.Len(t, doc.Suite.Props, 1)
+	assert.Equal(t, "not_applicable", doc.Suite.Props[0].Name)
+	assert.Equal(t, "k/n: deployed", doc.Suite.Props[0].Value)
 	assert.Equal(t, 1, doc.Suite.Failures)
 	assert.Equal(t, 1, doc.Suite.Skipped)
 	require.Len(t, doc.Suite.Cases, 3)

@@ -1,6 +1,7 @@
 // Package conformance checks that an HTTP endpoint answers the Median tool
-// endpoint contract (docs/PROTOCOL.md): signatures, timestamps, bodies, errors,
-// the manifest, replay protection and your own tools.
+// endpoint contract (docs/PROTOCOL.md): signatures, timestamps, the key,
+// bodies, errors, the risk floor, the manifest, replay protection and your
+// own tools; and it sends single signed calls for the tests of your tools.
 //
 // It is shaped like the standard library's testing/slogtest: you describe a
 // [Target] (how to send a request, where the endpoint is mounted, the key it
@@ -9,17 +10,55 @@
 // [protocol.Handler] on net/http, one mounted through ginmedian, echomedian,
 // chimedian or fibermedian, or a deployed URL.
 //
+// # Testing one of your tools
+//
+// [CallTool] sends one signed call of a tool, with a typed input and the
+// visitor, risk, approvedBy or toolCallId you choose ([WithVisitor],
+// [WithRisk], ...), and returns a [Reply] with the result decoded into your
+// own type, or the refusal, or the error answer, for require and assert or
+// plain testing:
+//
+//	r := conformance.CallTool[Order](t, target, "lookup_order", LookupInput{OrderID: "A-1001"},
+//		conformance.WithVisitor(conformance.Visitor{Verified: true, ExternalID: "user_7"}))
+//	require.Nil(t, r.Error)
+//	require.Nil(t, r.Refusal)
+//	assert.Equal(t, "A-1001", r.Result.ID)
+//
+// [Call] does the same without the testing package.
+//
+// # Checking the whole endpoint
+//
 // Two doors open onto one list of named cases ([Cases]):
 //
 //   - [Run] runs every case as a subtest named Group/ID in your go test,
 //     selectable with -run (for example -run 'TestMedian/signature/').
+//     A failure is reported at the line of your test that called Run.
 //   - [Check] runs them without the testing package and returns a [Report]
 //     with, for each case, what was expected, what came back and a curl line
 //     that reproduces it. The mediancheck command (conformance/cmd/mediancheck)
 //     uses it against a deployed URL.
 //
-// Cases that would run one of your tools need a [ToolSamples] entry for it
-// and are skipped, with a message saying what to supply, when there is none.
-// Tools marked SideEffects are never run unless Target.AllowSideEffects is
-// set, so the default run is safe against production.
+// Each case passes, fails, is skipped or is not applicable:
+//
+//   - Skipped ([StatusSkip]) asks you for something: a [ToolSamples] entry
+//     for a case that runs a tool, Target.BuildWithKey for the key cases,
+//     Target.AllowSideEffects for samples marked SideEffects (never run
+//     otherwise, so the default run is safe against production). The
+//     message says what to supply. Target.Skip excludes cases you know fail.
+//   - Not applicable ([StatusNotApplicable]) is a case that cannot apply to
+//     the target whatever you give: the key cases against a Deployed
+//     endpoint, the panic case without a tool that panics, the risk-floor
+//     cases when no tool is declared above low. Run makes no subtest for
+//     them (one log line per group); Check reports them apart, and JUnit
+//     does not count them. So a correct endpoint can reach "N passed,
+//     0 failed" with nothing skipped.
+//
+// The key cases need the endpoint built with a bad key: give
+// Target.BuildWithKey, where [HandlerBuilder] fits an app constructor
+// written the usual way (NewRouter(key) (*gin.Engine, error), nil and an
+// error naming the key problem when the key is not usable).
+//
+// Beyond what each case checks, every answer of every case is searched for
+// the MAC the server computed for its request (the suite knows the key):
+// an answer that shows it fails the case.
 package conformance

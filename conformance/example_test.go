@@ -24,8 +24,9 @@ func ExampleRun() {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/api/median", h) // or your gin/echo/chi router with the endpoint mounted
+		mux := http.NewServeMux() // or your gin/echo/chi router with the endpoint mounted
+		mux.Handle("/api/median", h)
+		mux.Handle("/api/median/{$}", h) // Median may post to the path with a trailing slash
 
 		target := conformance.HandlerTarget(mux, "/api/median", key)
 		target.Tools = []conformance.ToolSamples{{
@@ -41,6 +42,24 @@ func ExampleRun() {
 			InvalidInputs: []json.RawMessage{json.RawMessage(`{"message":5}`)},
 		}}
 		conformance.Run(t, target) // subtests such as TestMedianEndpoint/signature/missing
+	}
+	_ = TestMedianEndpoint
+}
+
+// HandlerBuilder lets the key cases build your app with a bad key through
+// its ordinary constructor, here newOrdersApp(key) (http.Handler, error),
+// which returns nil and an error when the key is not usable.
+func ExampleHandlerBuilder() {
+	// In your app's median_test.go:
+	TestMedianEndpoint := func(t *testing.T) {
+		const key = "mk_test_0123456789abcdef0123456789abcdef"
+		app, err := newOrdersApp(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		target := conformance.HandlerTarget(app, "/api/median", key)
+		target.BuildWithKey = conformance.HandlerBuilder(newOrdersApp)
+		conformance.Run(t, target) // the key cases pass on its error naming missing_secret or invalid_median_key
 	}
 	_ = TestMedianEndpoint
 }

@@ -8,8 +8,6 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-
-	"github.com/median-go/median/protocol"
 )
 
 // exchange is one request a case sent and the answer that came back.
@@ -26,7 +24,8 @@ type exchange struct {
 	header  http.Header
 	resp    []byte
 	err     error
-	tooLong bool // the answer was longer than readLimit
+	tooLong bool   // the answer was longer than readLimit
+	mac     string // the MAC a server with Target.Key computed for the request, "" when none
 }
 
 // readLimit bounds how much of an answer the cases read.
@@ -39,7 +38,7 @@ func (x *exchange) curl() string {
 	b.WriteString(x.method)
 	b.WriteString(" " + shellQuote(x.url))
 	if x.signature != "" || x.sendSig {
-		b.WriteString(" -H " + shellQuote(protocol.SignatureHeader+": "+x.signature))
+		b.WriteString(" -H " + shellQuote(signatureHeader+": "+x.signature))
 	}
 	if x.body != nil {
 		b.WriteString(" -H 'Content-Type: application/json'")
@@ -75,7 +74,7 @@ func (x *exchange) contentType() string {
 }
 
 // isJSON reports whether the answer's Content-Type is application/json.
-func (x *exchange) isJSON() bool { return x.contentType() == protocol.ContentType }
+func (x *exchange) isJSON() bool { return x.contentType() == contentJSON }
 
 // actual describes the answer for a failure report.
 func (x *exchange) actual() string {
@@ -125,7 +124,7 @@ func (x *exchange) read(resp *http.Response, err error) {
 	}
 }
 
-// answer is a decoded answer envelope (PROTOCOL.md §3).
+// answer is a decoded answer envelope (docs/PROTOCOL.md §3).
 type answer struct {
 	result  json.RawMessage // set for {"result": ...}
 	code    string          // set for {"error": {...}}

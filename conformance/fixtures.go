@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +23,9 @@ import (
 //     as its context ends.
 //   - refuse: refuses not_signed_in unless the visitor is verified.
 //   - counter: returns {"run": n}, n counting its runs (for replay checks).
+//   - refund: declared high, so it runs only on an approved call at high
+//     (the risk floor); returns {"orderId": input.orderId, "refunded": true}
+//     and changes nothing.
 //
 // Adapters' and examples' tests mount them and run the suite with
 // [FixtureSamples].
@@ -38,6 +42,13 @@ func FixtureTools() []*protocol.Tool {
 		Ms int `json:"ms"`
 	}
 	type none struct{}
+	type order struct {
+		OrderID string `json:"orderId"`
+	}
+	type refund struct {
+		OrderID  string `json:"orderId"`
+		Refunded bool   `json:"refunded"`
+	}
 	return []*protocol.Tool{
 		protocol.NewTool("echo", protocol.RiskLow, "Returns the message it was given (conformance fixture).",
 			func(_ context.Context, c protocol.ToolCall[message]) (message, error) { return c.Input, nil }),
@@ -67,7 +78,7 @@ func FixtureTools() []*protocol.Tool {
 		protocol.NewTool("refuse", protocol.RiskLow, "Lists orders for a signed-in visitor, refuses others (conformance fixture).",
 			func(_ context.Context, c protocol.ToolCall[none]) (any, error) {
 				if _, ok := c.Visitor.ExternalID(); !ok {
-					return nil, protocol.NotSignedIn("Sign in to see your orders.")
+					return nil, protocol.Refuse("not_signed_in", "Sign in to see your orders.")
 				}
 				return map[string]any{"orders": []string{}}, nil
 			}),
@@ -75,6 +86,11 @@ func FixtureTools() []*protocol.Tool {
 			func(context.Context, protocol.ToolCall[none]) (map[string]int64, error) {
 				return map[string]int64{"run": runs.Add(1)}, nil
 			}),
+		protocol.NewTool("refund", protocol.RiskHigh, "Refunds an order once a teammate approved it; changes nothing (conformance fixture).",
+			func(_ context.Context, c protocol.ToolCall[order]) (refund, error) {
+				return refund{OrderID: c.Input.OrderID, Refunded: true}, nil
+			},
+			protocol.WithInputSchema(json.RawMessage(`{"type":"object","properties":{"orderId":{"type":"string","minLength":1}},"required":["orderId"]}`))),
 	}
 }
 
@@ -112,5 +128,20 @@ func FixtureSamples() []ToolSamples {
 		{Tool: "fail", Expect: ExpectFailure},
 		{Tool: "panic", Expect: ExpectPanic},
 		{Tool: "counter", CountsRuns: true, Risk: "high", ApprovedBy: "A teammate"},
+		{
+			Tool:          "refund",
+			Input:         raw(`{"orderId":"A-1001"}`),
+			Check:         func(result json.RawMessage) error { return wantJSON(result, `{"orderId":"A-1001","refunded":true}`) },
+			InvalidInputs: []json.RawMessage{raw(`{"orderId":""}`)},
+		},
 	}
+}
+
+// wantJSON reports whether got is the JSON value want.
+func wantJSON(got json.RawMessage, want string) error {
+	var g, w any
+	if json.Unmarshal(got, &g) != nil || json.Unmarshal([]byte(want), &w) != nil || !reflect.DeepEqual(g, w) {
+		return fmt.Errorf("want %s, got %s", want, got)
+	}
+	return nil
 }

@@ -16,8 +16,27 @@ type Status string
 const (
 	StatusPass Status = "pass"
 	StatusFail Status = "fail"
+	// StatusSkip: the case could run against this target but lacks
+	// something only you can give (a tool sample, Target.BuildWithKey,
+	// Target.AllowSideEffects), or you excluded it with Target.Skip. Its
+	// message says what to supply.
 	StatusSkip Status = "skip"
+	// StatusNotApplicable: the case cannot apply to this target, whatever
+	// you supply: the key cases against a deployed endpoint (Target.Deployed),
+	// the panic case without a tool that panics, the risk-floor cases when
+	// no tool is declared above low. It is neither a pass nor a skip: it is
+	// counted and shown apart, so a correct endpoint can reach "N passed,
+	// 0 failed" with nothing skipped.
+	StatusNotApplicable Status = "not_applicable"
 )
+
+// label is the word a result line starts with.
+func (s Status) label() string {
+	if s == StatusNotApplicable {
+		return "N/A"
+	}
+	return strings.ToUpper(string(s))
+}
 
 // CaseInfo describes one case of the suite.
 type CaseInfo struct {
@@ -25,7 +44,7 @@ type CaseInfo struct {
 	// It starts with the group.
 	ID string `json:"id"`
 	// Group is the first part of ID: methods, signature, timestamp, key,
-	// body, ops, routing, input, execution, format, manifest, replay,
+	// body, ops, routing, input, execution, risk, format, manifest, replay,
 	// concurrency.
 	Group string `json:"group"`
 	// Section is the docs/PROTOCOL.md section the case checks, like "§1.1".
@@ -51,7 +70,8 @@ type Result struct {
 	// that came back (status, code, headers), for a failed case.
 	Expected string `json:"expected,omitempty"`
 	Actual   string `json:"actual,omitempty"`
-	// Message explains a failure or a skip, and what to do about it.
+	// Message explains a failure or a skip, and what to do about it, or
+	// why the case does not apply.
 	Message string `json:"message,omitempty"`
 	// Curl is a command that sends the request the case judged. Its
 	// signature expires 5 minutes after the case ran: re-sign it with a
@@ -60,11 +80,12 @@ type Result struct {
 	Duration time.Duration `json:"durationNs"`
 }
 
-// String formats the result on one line, plus expected, actual and curl
+// String formats the result on one line ("PASS", "FAIL", "SKIP" or "N/A",
+// the id, the section and the message), plus expected, actual and curl
 // lines for a failure.
 func (r Result) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s (%s)", strings.ToUpper(string(r.Status)), r.ID, r.Section)
+	fmt.Fprintf(&b, "%s %s (%s)", r.Status.label(), r.ID, r.Section)
 	if r.Status == StatusPass {
 		return b.String()
 	}
@@ -93,7 +114,8 @@ type Report struct {
 	Results []Result `json:"results"`
 }
 
-// Passed reports whether no case failed (skipped cases do not count).
+// Passed reports whether no case failed (skipped and not applicable cases
+// do not count).
 func (r Report) Passed() bool { return r.Count(StatusFail) == 0 }
 
 // Count returns how many results have status s.
@@ -132,7 +154,9 @@ func (r Report) Err() error {
 
 // WriteJUnit writes the report as JUnit XML (one testsuite named
 // "mediancheck", one testcase per result, classname = group), for CI
-// systems that show test reports.
+// systems that show test reports. Cases that do not apply to the target are
+// not testcases (they neither passed nor were skipped): each is a property
+// of the testsuite named "not_applicable", its value the id and the reason.
 func (r Report) WriteJUnit(w io.Writer) error {
 	type failure struct {
 		Message string `xml:"message,attr"`
@@ -149,23 +173,32 @@ func (r Report) WriteJUnit(w io.Writer) error {
 		Failure   *failure `xml:"failure,omitempty"`
 		Skipped   *skipped `xml:"skipped,omitempty"`
 	}
+	type property struct {
+		Name  string `xml:"name,attr"`
+		Value string `xml:"value,attr"`
+	}
 	type testsuite struct {
-		XMLName  xml.Name   `xml:"testsuite"`
-		Name     string     `xml:"name,attr"`
-		Tests    int        `xml:"tests,attr"`
-		Failures int        `xml:"failures,attr"`
-		Skipped  int        `xml:"skipped,attr"`
-		Time     string     `xml:"time,attr"`
-		Cases    []testcase `xml:"testcase"`
+		XMLName    xml.Name   `xml:"testsuite"`
+		Name       string     `xml:"name,attr"`
+		Tests      int        `xml:"tests,attr"`
+		Failures   int        `xml:"failures,attr"`
+		Skipped    int        `xml:"skipped,attr"`
+		Time       string     `xml:"time,attr"`
+		Properties []property `xml:"properties>property,omitempty"`
+		Cases      []testcase `xml:"testcase"`
 	}
 	type testsuites struct {
 		XMLName xml.Name    `xml:"testsuites"`
 		Suites  []testsuite `xml:"testsuite"`
 	}
-	suite := testsuite{Name: "mediancheck", Tests: len(r.Results), Failures: r.Count(StatusFail), Skipped: r.Count(StatusSkip)}
+	suite := testsuite{Name: "mediancheck", Tests: len(r.Results) - r.Count(StatusNotApplicable), Failures: r.Count(StatusFail), Skipped: r.Count(StatusSkip)}
 	var total time.Duration
 	for _, res := range r.Results {
 		total += res.Duration
+		if res.Status == StatusNotApplicable {
+			suite.Properties = append(suite.Properties, property{Name: "not_applicable", Value: res.ID + ": " + res.Message})
+			continue
+		}
 		tc := testcase{Name: res.ID, Classname: res.Group, Time: seconds(res.Duration)}
 		switch res.Status {
 		case StatusFail:

@@ -15,7 +15,7 @@ type Expect string
 const (
 	// ExpectResult (the default): 200 {"result": ...} that is not a refusal.
 	ExpectResult Expect = "result"
-	// ExpectRefusal: 200 with a refusal result (PROTOCOL.md §3.1).
+	// ExpectRefusal: 200 with a refusal result (docs/PROTOCOL.md §3.1).
 	ExpectRefusal Expect = "refusal"
 	// ExpectFailure: 200 execution_failed with a message.
 	ExpectFailure Expect = "execution_failed"
@@ -24,7 +24,7 @@ const (
 	ExpectPanic Expect = "panic"
 )
 
-// Visitor is the visitor a sample call is sent for (PROTOCOL.md §2). The
+// Visitor is the visitor a sample call is sent for (docs/PROTOCOL.md §2). The
 // zero value is an anonymous, unverified visitor.
 type Visitor struct {
 	Verified   bool   `json:"verified"`
@@ -44,7 +44,10 @@ type ToolSamples struct {
 
 	// Visitor, Risk, ApprovedBy and ConversationID are sent in the call's
 	// context. Risk defaults to the tool's risk in the manifest (or "low");
-	// ConversationID to a fresh id.
+	// ApprovedBy to "A teammate" when that risk is reviewed or high (what
+	// Median sends on an approved call with no name on record), else none;
+	// ConversationID to a fresh id. The risk-floor cases (docs/PROTOCOL.md
+	// §9) send the sample at other risks, with and without ApprovedBy.
 	Visitor        Visitor `json:"visitor"`
 	Risk           string  `json:"risk,omitempty"`
 	ApprovedBy     string  `json:"approvedBy,omitempty"`

@@ -22,6 +22,10 @@ type session struct {
 	ctx     context.Context
 	t       Target
 	timeout time.Duration
+	signer  signer // Target.Key, parsed once
+
+	leakMu sync.Mutex
+	leak   *exchange // the first answer of the running case that carried its request's MAC
 
 	manifestOnce sync.Once
 	manifest     map[string]manifestTool // by name; nil when it could not be read
@@ -58,6 +62,13 @@ func fail(x *exchange, expected, format string, a ...any) outcome {
 	return o
 }
 
+// leaked fails a case whose exchange x got an answer carrying the MAC the
+// server computed for x's request.
+func leaked(x *exchange) outcome {
+	return fail(x, "an answer without the MAC the server computed for the request",
+		"%s %s: the answer carries the MAC the server computed for this request (HMAC-SHA256 under Target.Key over its t and body); answers never carry computed MACs (docs/PROTOCOL.md §7): log them on the server, if anywhere", x.method, describe(x))
+}
+
 // newID returns prefix followed by n random bytes in hex.
 func newID(prefix string, n int) string {
 	b := make([]byte, n)
@@ -67,17 +78,32 @@ func newID(prefix string, n int) string {
 
 // sign returns the signature header for body at time at, under the target's key.
 func (s *session) sign(at time.Time, body []byte) string {
-	return signWith(s.t.Key, at, body)
+	return s.signer.sign(at, body)
 }
 
 // signWith signs with key; an unusable key yields a header that cannot
 // verify, which is what a case signing with it wants to send anyway.
 func signWith(key string, at time.Time, body []byte) string {
-	sig, err := protocol.Sign(key, at, body)
-	if err != nil {
-		return fmt.Sprintf("t=%d,v1=%064x", at.UnixMilli(), 0)
+	return newSigner(key).sign(at, body)
+}
+
+// noteLeak records x when its answer carries the MAC the server computed
+// for its request: runCase then fails the case, whatever it checked.
+func (s *session) noteLeak(x *exchange) {
+	s.leakMu.Lock()
+	defer s.leakMu.Unlock()
+	if s.leak == nil {
+		s.leak = x
 	}
-	return sig
+}
+
+// takeLeak returns and clears the exchange noteLeak recorded.
+func (s *session) takeLeak() *exchange {
+	s.leakMu.Lock()
+	defer s.leakMu.Unlock()
+	x := s.leak
+	s.leak = nil
+	return x
 }
 
 // now is the clock the cases sign with.
@@ -115,13 +141,16 @@ func (s *session) sendWith(do DoFunc, x *exchange) *exchange {
 		return x
 	}
 	if x.signature != "" || x.sendSig {
-		req.Header[http.CanonicalHeaderKey(protocol.SignatureHeader)] = []string{x.signature}
+		req.Header[http.CanonicalHeaderKey(signatureHeader)] = []string{x.signature}
 	}
 	if x.chunked {
 		req.ContentLength = -1
 		req.Body = struct{ readCloser }{readCloser{req.Body}}
 	}
 	x.read(s.doSafely(do, req))
+	if x.mac = s.signer.serverMAC(x.signature, x.body); carriesMAC(x, x.mac) {
+		s.noteLeak(x)
+	}
 	return x
 }
 
@@ -199,31 +228,45 @@ func (s *session) sampleCall(smp ToolSamples, input json.RawMessage) call {
 	ctx := c["context"].(map[string]any)
 	risk := smp.Risk
 	if risk == "" {
-		if m, _ := s.manifestTools(); m != nil && protocol.Risk(m[smp.Tool].Risk).Valid() {
-			risk = m[smp.Tool].Risk
-		} else {
-			risk = "low"
-		}
+		risk = s.declaredRisk(smp.Tool)
 	}
 	ctx["risk"] = risk
 	if smp.ConversationID != "" {
 		ctx["conversationId"] = smp.ConversationID
 	}
-	if smp.ApprovedBy != "" {
+	switch {
+	case smp.ApprovedBy != "":
 		ctx["approvedBy"] = smp.ApprovedBy
+	case needsApproval(risk):
+		ctx["approvedBy"] = approvedByDefault
 	}
-	v := map[string]any{"verified": smp.Visitor.Verified}
-	if smp.Visitor.Verified && smp.Visitor.ExternalID != "" {
-		v["externalId"] = smp.Visitor.ExternalID
-	}
-	if smp.Visitor.Email != "" {
-		v["email"] = smp.Visitor.Email
-	}
-	if smp.Visitor.Name != "" {
-		v["name"] = smp.Visitor.Name
-	}
-	ctx["visitor"] = v
+	ctx["visitor"] = visitorJSON(smp.Visitor)
 	return c
+}
+
+// visitorJSON returns v as a call sends it: externalId only when verified.
+func visitorJSON(v Visitor) map[string]any {
+	m := map[string]any{"verified": v.Verified}
+	if v.Verified && v.ExternalID != "" {
+		m["externalId"] = v.ExternalID
+	}
+	if v.Email != "" {
+		m["email"] = v.Email
+	}
+	if v.Name != "" {
+		m["name"] = v.Name
+	}
+	return m
+}
+
+// callContext returns the context of a call; approvedBy is left out when
+// empty.
+func callContext(conversationID, risk, approvedBy string, v Visitor) map[string]any {
+	ctx := map[string]any{"conversationId": conversationID, "risk": risk, "visitor": visitorJSON(v)}
+	if approvedBy != "" {
+		ctx["approvedBy"] = approvedBy
+	}
+	return ctx
 }
 
 // manifestTools reads the manifest once.
@@ -247,6 +290,17 @@ func (s *session) manifestTools() (map[string]manifestTool, error) {
 		}
 	})
 	return s.manifest, s.manifestErr
+}
+
+// declaredRisk returns the risk the manifest declares for tool, "low" when
+// the manifest cannot be read or does not list the tool with a valid risk.
+func (s *session) declaredRisk(tool string) string {
+	if m, _ := s.manifestTools(); m != nil {
+		if _, ok := riskRank(m[tool].Risk); ok {
+			return m[tool].Risk
+		}
+	}
+	return "low"
 }
 
 // runnable returns the samples whose tool may run and whose expectation is
@@ -301,7 +355,7 @@ func expectError(x *exchange, status int, code protocol.Code) outcome {
 	case x.status != status:
 		return fail(x, want, "code %s came with status %d instead of %d", code, x.status, status)
 	case !x.isJSON():
-		return fail(x, want, "Content-Type is %q, not %s", x.header.Get("Content-Type"), protocol.ContentType)
+		return fail(x, want, "Content-Type is %q, not %s", x.header.Get("Content-Type"), contentJSON)
 	case a.message == "":
 		return fail(x, want, "the error message is empty; it must say what to fix")
 	}
@@ -323,7 +377,7 @@ func expectResult(x *exchange) (json.RawMessage, outcome) {
 	case x.status != http.StatusOK:
 		return nil, fail(x, want, "a result came with status %d", x.status)
 	case !x.isJSON():
-		return nil, fail(x, want, "Content-Type is %q, not %s", x.header.Get("Content-Type"), protocol.ContentType)
+		return nil, fail(x, want, "Content-Type is %q, not %s", x.header.Get("Content-Type"), contentJSON)
 	}
 	return a.result, pass(x)
 }
@@ -339,7 +393,9 @@ func expectAccepted(x *exchange, why string) outcome {
 	return o
 }
 
-// isRefusal reports whether a result is a refusal object (PROTOCOL.md §3.1).
+// isRefusal reports whether a result is a refusal object (docs/PROTOCOL.md
+// §3.1): an object with ok, known or allowed set to false, or an outcome
+// of blocked or unknown.
 func isRefusal(result json.RawMessage) bool {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(result, &m) != nil {
@@ -350,16 +406,21 @@ func isRefusal(result json.RawMessage) bool {
 			return true
 		}
 	}
-	return false
+	o := string(m["outcome"])
+	return o == `"blocked"` || o == `"unknown"`
 }
 
-// checkRefusal checks the shape of a refusal result (PROTOCOL.md §3.1).
+// checkRefusal checks the shape of a refusal result (docs/PROTOCOL.md
+// §3.1), and no more: every field is optional; ok, known and allowed are
+// only ever false; outcome is blocked or unknown; reason is a short code
+// and detail a line of text; and at least one of them marks the refusal
+// (ok, known or allowed false, or an outcome).
 func checkRefusal(result json.RawMessage) error {
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(result, &m); err != nil {
+	if err := json.Unmarshal(result, &m); err != nil || m == nil {
 		return fmt.Errorf("a refusal must be a JSON object, got %s", snippet(result, 80))
 	}
-	falses := 0
+	markers := 0
 	for _, k := range []string{"ok", "known", "allowed"} {
 		v, ok := m[k]
 		if !ok {
@@ -368,14 +429,17 @@ func checkRefusal(result json.RawMessage) error {
 		if string(v) != "false" {
 			return fmt.Errorf("%q in a refusal is only ever false, got %s", k, v)
 		}
-		falses++
+		markers++
 	}
-	if falses == 0 {
-		return fmt.Errorf("a refusal carries at least one of ok, known, allowed set to false; got %s", snippet(result, 120))
+	if v, ok := m["outcome"]; ok {
+		var outcome string
+		if json.Unmarshal(v, &outcome) != nil || (outcome != "blocked" && outcome != "unknown") {
+			return fmt.Errorf("a refusal's outcome is \"blocked\" or \"unknown\", got %s", snippet(v, 40))
+		}
+		markers++
 	}
-	var outcome string
-	if json.Unmarshal(m["outcome"], &outcome) != nil || (outcome != "blocked" && outcome != "unknown") {
-		return fmt.Errorf("a refusal's outcome must be \"blocked\" or \"unknown\", got %s", snippet(m["outcome"], 40))
+	if markers == 0 {
+		return fmt.Errorf("a refusal carries ok, known or allowed set to false, or an outcome; got %s", snippet(result, 120))
 	}
 	if v, ok := m["reason"]; ok {
 		var reason string
@@ -392,7 +456,7 @@ func checkRefusal(result json.RawMessage) error {
 	return nil
 }
 
-// toolNamePattern is the tool-name rule of PROTOCOL.md §6.
+// toolNamePattern is the tool-name rule of docs/PROTOCOL.md §6.
 var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 func sortStrings(s []string) { sort.Strings(s) }

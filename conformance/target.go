@@ -3,9 +3,12 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 )
@@ -56,13 +59,35 @@ type Target struct {
 	Replay bool
 
 	// BuildWithKey, when set, builds a fresh copy of the endpoint configured
-	// with key (possibly "" or unusable) and returns its request function.
-	// The key-configuration cases use it to check the 500 answers; it cannot
-	// be offered against a deployed URL. Return the request function even
-	// when your constructor reports the key problem (protocol.New does, and
-	// still returns a Handler); return an error only when nothing could be
-	// built, and the case fails with it.
+	// with key ("" or an unusable key) and returns its request function. The
+	// key cases (docs/PROTOCOL.md §1.2) use it. An app constructor written
+	// the usual way fits through [HandlerBuilder]:
+	//
+	//	target.BuildWithKey = conformance.HandlerBuilder(NewRouter) // func(key string) (*gin.Engine, error)
+	//
+	// A key case passes when the builder either
+	//   - returns an error that names the key problem: its text contains the
+	//     code ("missing_secret", "invalid_median_key"), or
+	//     errors.Is(err, protocol.CodeMissingSecret) (CodeInvalidMedianKey)
+	//     holds; or
+	//   - returns a request function whose endpoint answers 500 with that
+	//     code (checked too when it comes with the error).
+	// An error that names no key problem, with no endpoint, fails the case.
+	// Without BuildWithKey the key cases are skipped, or not applicable to a
+	// Deployed target: check them in your app's tests.
 	BuildWithKey func(key string) (DoFunc, error)
+
+	// Deployed marks an endpoint that runs elsewhere (URLTarget sets it):
+	// the suite cannot rebuild it with another key, so the key cases are
+	// reported not applicable (StatusNotApplicable) instead of asking for
+	// BuildWithKey.
+	Deployed bool
+
+	// Skip lists ids of cases not to run against this target, for gaps you
+	// know of and are fixing (like go test -skip). They are reported as
+	// skipped, with a message naming this field. An id that names no case
+	// is an error, so a renamed case does not silently run again.
+	Skip []string
 
 	// Concurrency is how many signed calls the concurrency case sends at
 	// once; default 16.
@@ -112,7 +137,7 @@ func HandlerDo(h http.Handler) DoFunc {
 }
 
 // URLTarget returns a Target for a deployed endpoint at url (mount path
-// included). Requests go through an http.Client with a 30-second timeout
+// included), with Deployed set. Requests go through an http.Client with a 30-second timeout
 // that does not follow redirects: Median does not follow them either, so a
 // redirect on the endpoint is reported as what came back. Replay is left
 // false: set it when the deployed endpoint keeps answers by toolCallId (with
@@ -125,7 +150,40 @@ func URLTarget(url, key string) Target {
 			return http.ErrUseLastResponse
 		},
 	}
-	return Target{Do: client.Do, URL: url, Key: key}
+	return Target{Do: client.Do, URL: url, Key: key, Deployed: true}
+}
+
+// HandlerBuilder adapts an app constructor written the usual way, such as
+// NewRouter(key string) (*gin.Engine, error) or a function returning a
+// *protocol.Handler, to Target.BuildWithKey: each endpoint it builds is
+// served in process with [HandlerDo]. When newHandler returns an error, the
+// handler is used only if it is not nil (protocol.New returns a Handler that
+// answers 500 with its key error; a constructor that returns nil on error
+// is fine too, if its error names the key problem).
+func HandlerBuilder[H http.Handler](newHandler func(key string) (H, error)) func(key string) (DoFunc, error) {
+	return func(key string) (DoFunc, error) {
+		h, err := newHandler(key)
+		if isNil(h) {
+			if err == nil {
+				err = errors.New("the constructor returned a nil handler and no error")
+			}
+			return nil, err
+		}
+		return HandlerDo(h), err
+	}
+}
+
+// isNil reports whether h is nil, also when it is a nil pointer, map, func
+// or other nilable value inside the interface (a (*gin.Engine)(nil)).
+func isNil(h http.Handler) bool {
+	if h == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(h); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Slice, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }
 
 // withDefaults fills the zero fields of t.
@@ -155,7 +213,17 @@ func (t Target) validate() error {
 	case strings.TrimSpace(t.Key) == "":
 		return fmt.Errorf("conformance: Target.Key is empty: set the Median key the endpoint runs with")
 	}
+	for _, id := range t.Skip {
+		if _, ok := caseByID(id); !ok {
+			return fmt.Errorf("conformance: Target.Skip: no case has id %q (list them with Cases or mediancheck -list)", id)
+		}
+	}
 	return nil
+}
+
+// skipped reports whether Target.Skip names id.
+func (t Target) skipped(id string) bool {
+	return slices.Contains(t.Skip, id)
 }
 
 // newRequest builds a request to the target with body.

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/median-go/median/conformance"
 	"github.com/median-go/median/protocol"
 )
 
@@ -63,69 +64,41 @@ func runCall(args []string, stdout, stderr io.Writer, getenv func(string) string
 	if !ok {
 		return exitUsage
 	}
+	if _, err := protocol.ParseKey(key); err != nil {
+		fmt.Fprintf(stderr, "mediancheck call: the key in $%s is not usable: %v\n", *keyEnv, err)
+		return exitUsage
+	}
 
 	id := "test_" + uuid()
 	conv := *conversation
 	if conv == "" {
 		conv = id
 	}
-	visitor := map[string]any{"verified": *verified}
-	if *verified && *externalID != "" {
-		visitor["externalId"] = *externalID
+	visitor := conformance.Visitor{Verified: *verified, Email: *email, Name: *name}
+	if *verified {
+		visitor.ExternalID = *externalID
 	}
-	if *email != "" {
-		visitor["email"] = *email
-	}
-	if *name != "" {
-		visitor["name"] = *name
-	}
-	ctxObj := map[string]any{"conversationId": conv, "risk": *risk, "visitor": visitor}
-	if *approvedBy != "" {
-		ctxObj["approvedBy"] = *approvedBy
-	}
-	body, err := json.Marshal(map[string]any{"tool": *tool, "toolCallId": id, "input": json.RawMessage(*input), "context": ctxObj})
-	if err != nil {
-		fmt.Fprintf(stderr, "mediancheck call: %v\n", err)
-		return exitUsage
-	}
-	sig, err := protocol.Sign(key, time.Now(), body)
-	if err != nil {
-		fmt.Fprintf(stderr, "mediancheck call: the key in $%s is not usable: %v\n", *keyEnv, err)
-		return exitUsage
-	}
-
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, *url, bytes.NewReader(body))
-	if err != nil {
-		fmt.Fprintf(stderr, "mediancheck call: %v\n", err)
-		return exitUsage
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(protocol.SignatureHeader, sig)
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.Do(req)
-	if err != nil {
+	r, err := conformance.Call[json.RawMessage](ctx, conformance.URLTarget(*url, key), *tool, json.RawMessage(*input),
+		conformance.WithToolCallID(id), conformance.WithConversationID(conv), conformance.WithRisk(*risk),
+		conformance.WithApprovedBy(*approvedBy), conformance.WithVisitor(visitor))
+	if r.Status == 0 {
 		fmt.Fprintf(stderr, "mediancheck call: %v\n", err)
 		return exitFailed
 	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		fmt.Fprintf(stderr, "mediancheck call: reading the answer: %v\n", err)
-		return exitFailed
-	}
-	fmt.Fprintf(stdout, "toolCallId: %s\nHTTP %d %s\n", id, resp.StatusCode, resp.Header.Get("Content-Type"))
+	fmt.Fprintf(stdout, "toolCallId: %s\nHTTP %d %s\n", id, r.Status, r.Header.Get("Content-Type"))
 	var pretty bytes.Buffer
-	if json.Indent(&pretty, answer, "", "  ") == nil {
+	if json.Indent(&pretty, r.Raw, "", "  ") == nil {
 		fmt.Fprintln(stdout, pretty.String())
 	} else {
-		fmt.Fprintln(stdout, string(answer))
+		fmt.Fprintln(stdout, string(r.Raw))
 	}
-	var env struct {
-		Result json.RawMessage `json:"result"`
+	if err != nil {
+		fmt.Fprintf(stderr, "mediancheck call: %v\n", err)
+		return exitFailed
 	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(answer, &env) != nil || env.Result == nil {
+	if r.Error != nil || r.Status != http.StatusOK {
 		return exitFailed
 	}
 	return exitOK

@@ -25,6 +25,7 @@ func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		list        = fs.Bool("list", false, "list the cases and exit")
 		runPattern  = fs.String("run", "", "run only the cases whose id matches this regular expression")
 		samples     = fs.String("samples", "", "a JSON file of tool samples; without it no tool is run")
+		skipIDs     = fs.String("skip", "", "comma-separated ids of cases not to run (known gaps); they are reported as skipped")
 		sideEffects = fs.Bool("side-effects", false, "also run samples marked sideEffects")
 		replay      = fs.Bool("replay", true, "the endpoint has replay protection (the library's default)")
 		jsonOut     = fs.String("json", "", "write the report as JSON to this file")
@@ -68,6 +69,11 @@ func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) strin
 	target.Replay = *replay
 	target.AllowSideEffects = *sideEffects
 	target.ClockSkew = *skew
+	for id := range strings.SplitSeq(*skipIDs, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			target.Skip = append(target.Skip, id)
+		}
+	}
 	if *samples != "" {
 		tools, err := conformance.ReadSamplesFile(*samples)
 		if err != nil {
@@ -91,8 +97,11 @@ func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) strin
 	for _, r := range rep.Results {
 		fmt.Fprintln(stdout, r.String())
 	}
-	pass, fail, skipped := rep.Count(conformance.StatusPass), rep.Count(conformance.StatusFail), rep.Count(conformance.StatusSkip)
-	fmt.Fprintf(stdout, "\n%s: %d passed, %d failed, %d skipped\n", *url, pass, fail, skipped)
+	fail := rep.Count(conformance.StatusFail)
+	fmt.Fprintf(stdout, "\nchecked %s\n%s\n", *url, summary(rep))
+	if na := notApplicable(rep); na != "" {
+		fmt.Fprintln(stdout, na)
+	}
 	if fail > 0 {
 		fmt.Fprintln(stdout, "The curl lines carry a signature that expires 5 minutes after the run.")
 	}
@@ -123,6 +132,32 @@ func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		return exitFailed
 	}
 	return exitOK
+}
+
+// summary is the report's tally, alone on its line: "N passed, N failed",
+// and ", N skipped" when a case was skipped. Cases that do not apply are
+// counted apart (notApplicable).
+func summary(rep conformance.Report) string {
+	s := fmt.Sprintf("%d passed, %d failed", rep.Count(conformance.StatusPass), rep.Count(conformance.StatusFail))
+	if n := rep.Count(conformance.StatusSkip); n > 0 {
+		s += fmt.Sprintf(", %d skipped", n)
+	}
+	return s
+}
+
+// notApplicable names the cases that do not apply to the target, "" when
+// every case applies.
+func notApplicable(rep conformance.Report) string {
+	var ids []string
+	for _, r := range rep.Results {
+		if r.Status == conformance.StatusNotApplicable {
+			ids = append(ids, r.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d not applicable to this endpoint: %s", len(ids), strings.Join(ids, ", "))
 }
 
 // writeFile creates path and writes it with write.

@@ -17,14 +17,20 @@
 //	-run REGEXP       run only the cases whose id matches
 //	-samples FILE     tool samples: {"tools": [{"tool": "...", "input": {...}}]}
 //	-side-effects     also run samples marked sideEffects
+//	-skip IDS         comma-separated case ids not to run (known gaps)
 //	-replay=false     the endpoint has no replay protection: skip those cases
 //	-json FILE        write the report as JSON
 //	-junit FILE       write the report as JUnit XML
 //	-timeout D        bound each request (15s)
 //
-// It prints one line per case (PASS, FAIL or SKIP) and, for each failure,
-// what was expected, what came back and a curl command that reproduces it.
-// It exits 0 when every selected case passes, 1 when one fails, 2 on a usage
+// It prints one line per case (PASS, FAIL, SKIP or N/A) and, for each
+// failure, what was expected, what came back and a curl command that
+// reproduces it; then the tally alone on a line, "N passed, N failed" (with
+// ", N skipped" when a case was skipped), and on the next line the cases
+// that cannot apply to a deployed endpoint (the key cases, which need to
+// rebuild it, and those needing a tool it does not declare). A correct
+// endpoint given samples for its tools reaches "N passed, 0 failed". It
+// exits 0 when no selected case fails, 1 when one fails, 2 on a usage
 // error.
 //
 // Send one signed tool call, like `median tools test`, and print the answer:

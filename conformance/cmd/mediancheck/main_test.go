@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -35,6 +36,7 @@ func server(t *testing.T, edit func(*protocol.Config)) string {
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("/api/median", h)
+	mux.Handle("/api/median/{$}", h)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/api/median"
@@ -59,7 +61,38 @@ func TestCheckPassesAgainstACorrectEndpoint(t *testing.T) {
 	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 	assert.Contains(t, out, "PASS signature/missing (§1.1)")
 	assert.Contains(t, out, "SKIP execution/result")
-	assert.Contains(t, out, "0 failed")
+	assert.Contains(t, out, "N/A key/missing (§1.2): the endpoint is deployed")
+	assert.Regexp(t, `(?m)^\d+ passed, 0 failed, \d+ skipped$`, out)
+	assert.Regexp(t, `(?m)^4 not applicable to this endpoint: key/missing, key/too-short, key/not-visible-ascii, execution/panic$`, out)
+}
+
+// TestCheckCanBeAllGreen: with samples for every case that asks for one, a
+// correct deployment reaches "N passed, 0 failed", nothing skipped; only
+// the cases that cannot apply to it are counted apart.
+func TestCheckCanBeAllGreen(t *testing.T) {
+	url := server(t, nil)
+	samples := filepath.Join(t.TempDir(), "samples.json")
+	require.NoError(t, os.WriteFile(samples, []byte(`{"tools":[
+		{"tool":"echo","input":{"message":"hi"},"invalidInputs":[{"message":5}]},
+		{"tool":"refuse","expect":"refusal"},
+		{"tool":"fail","expect":"execution_failed"},
+		{"tool":"counter","countsRuns":true},
+		{"tool":"refund","input":{"orderId":"none"}}
+	]}`), 0o600))
+	var gaps []string
+	gaps = append(gaps, "risk/below-declared", "risk/unapproved") // TODO(lead): remove once the core enforces §9
+	args := []string{"-url", url, "-samples", samples}
+	if len(gaps) > 0 {
+		args = append(args, "-skip", strings.Join(gaps, ","))
+	}
+	code, out, errOut := runCmd(args...)
+	assert.Equal(t, exitOK, code, "%s\n%s", out, errOut)
+	want := fmt.Sprintf("%d passed, 0 failed", len(conformance.Cases())-4-len(gaps)) // 4 not applicable
+	if len(gaps) > 0 {
+		want += fmt.Sprintf(", %d skipped", len(gaps))
+	}
+	assert.Regexp(t, "(?m)^"+want+"$", out)
+	assert.NotContains(t, out, "SKIP execution")
 }
 
 func TestCheckFailsAgainstABrokenEndpoint(t *testing.T) {
@@ -105,10 +138,14 @@ func TestJUnitAndJSONOutput(t *testing.T) {
 	var suites struct {
 		XMLName xml.Name `xml:"testsuites"`
 		Suites  []struct {
-			Tests    int `xml:"tests,attr"`
-			Failures int `xml:"failures,attr"`
-			Skipped  int `xml:"skipped,attr"`
-			Cases    []struct {
+			Tests      int `xml:"tests,attr"`
+			Failures   int `xml:"failures,attr"`
+			Skipped    int `xml:"skipped,attr"`
+			Properties []struct {
+				Name  string `xml:"name,attr"`
+				Value string `xml:"value,attr"`
+			} `xml:"properties>property"`
+			Cases []struct {
 				Name    string `xml:"name,attr"`
 				Failure *struct {
 					Message string `xml:"message,attr"`
@@ -120,7 +157,10 @@ func TestJUnitAndJSONOutput(t *testing.T) {
 	require.NoError(t, xml.Unmarshal(raw, &suites), "well-formed JUnit XML")
 	require.Len(t, suites.Suites, 1)
 	s := suites.Suites[0]
-	assert.Equal(t, len(conformance.Cases()), s.Tests)
+	assert.Equal(t, len(conformance.Cases())-4, s.Tests, "the 4 cases that do not apply are not testcases")
+	assert.Len(t, s.Properties, 4)
+	assert.Equal(t, "not_applicable", s.Properties[0].Name)
+	assert.Contains(t, s.Properties[0].Value, "key/missing: the endpoint is deployed")
 	assert.Equal(t, 2, s.Failures)
 	assert.Positive(t, s.Skipped)
 	var failed []string
@@ -159,6 +199,7 @@ func TestListAndUsage(t *testing.T) {
 		{"no key", []string{"-url", "http://127.0.0.1:1/x", "-key-env", "UNSET_KEY"}, "UNSET_KEY is not set"},
 		{"bad run pattern", []string{"-url", "http://127.0.0.1:1/x", "-run", "("}, "Options.Run"},
 		{"run selects nothing", []string{"-url", "http://127.0.0.1:1/x", "-run", "^nothing$"}, "selects no case"},
+		{"skip of no case", []string{"-url", "http://127.0.0.1:1/x", "-skip", "signature/missing,nope/x"}, `Target.Skip: no case has id "nope/x"`},
 		{"bad samples", []string{"-url", "http://127.0.0.1:1/x", "-samples", "/nonexistent.json"}, "nonexistent.json"},
 		{"unknown flag", []string{"-frobnicate"}, "flag provided but not defined"},
 		{"call without tool", []string{"call", "-url", "http://127.0.0.1:1/x"}, "-tool is required"},

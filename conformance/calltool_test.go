@@ -1,0 +1,192 @@
+package conformance_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/protocol"
+)
+
+// TestExampleCallTool runs the code ExampleCallTool shows.
+func TestExampleCallTool(t *testing.T) { testLookupOrder(t) }
+
+// recording wraps a target so the test sees each call's body.
+func recording(target conformance.Target) (conformance.Target, func() []map[string]any) {
+	var (
+		mu     sync.Mutex
+		bodies []map[string]any
+	)
+	inner := target.Do
+	target.Do = func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var m map[string]any
+			_ = json.Unmarshal(body, &m)
+			mu.Lock()
+			bodies = append(bodies, m)
+			mu.Unlock()
+		}
+		return inner(r)
+	}
+	return target, func() []map[string]any {
+		mu.Lock()
+		defer mu.Unlock()
+		return bodies
+	}
+}
+
+func TestCallToolDecodesEachKindOfAnswer(t *testing.T) {
+	target := conformance.HandlerTarget(mux(newHandler(t, testKey, nil)), mountPath, testKey)
+
+	type echo struct{ Message string }
+	r := conformance.CallTool[echo](t, target, "echo", map[string]string{"message": "hi"})
+	require.Nil(t, r.Error)
+	require.Nil(t, r.Refusal)
+	assert.Equal(t, echo{Message: "hi"}, r.Result)
+	assert.Equal(t, http.StatusOK, r.Status)
+	assert.JSONEq(t, `{"result":{"message":"hi"}}`, string(r.Raw))
+	assert.Equal(t, "application/json", r.Header.Get("Content-Type"))
+	assert.Regexp(t, `^call_[0-9a-f]{32}$`, r.ToolCallID)
+
+	r2 := conformance.CallTool[map[string]any](t, target, "refuse", nil)
+	require.Nil(t, r2.Error)
+	require.NotNil(t, r2.Refusal)
+	assert.Nil(t, r2.Result, "a refusal leaves Result zero")
+	no := false
+	assert.Equal(t, conformance.Refusal{OK: &no, Allowed: &no, Outcome: "blocked", Reason: "not_signed_in", Detail: "Sign in to see your orders."}, *r2.Refusal)
+
+	r2 = conformance.CallTool[map[string]any](t, target, "refuse", nil,
+		conformance.WithVisitor(conformance.Visitor{Verified: true, ExternalID: "user_7"}))
+	require.Nil(t, r2.Refusal)
+	assert.Equal(t, map[string]any{"orders": []any{}}, r2.Result)
+
+	r3 := conformance.CallTool[json.RawMessage](t, target, "echo", json.RawMessage(`{"message":5}`))
+	require.NotNil(t, r3.Error)
+	assert.Equal(t, protocol.CodeInvalidInput, r3.Error.Code)
+	assert.Contains(t, r3.Error.Message, "message")
+	assert.Equal(t, http.StatusBadRequest, r3.Status)
+
+	r3 = conformance.CallTool[json.RawMessage](t, target, "fail", []byte(`{}`))
+	require.NotNil(t, r3.Error)
+	assert.Equal(t, protocol.CodeExecutionFailed, r3.Error.Code)
+	assert.Equal(t, http.StatusOK, r3.Status)
+
+	r3 = conformance.CallTool[json.RawMessage](t, target, "no_such_tool", nil)
+	require.NotNil(t, r3.Error)
+	assert.Equal(t, protocol.CodeUnknownTool, r3.Error.Code)
+}
+
+// TestCallToolReadsTheProductPagesRefusal: every refusal field is optional;
+// the product page's own example has no outcome.
+func TestCallToolReadsTheProductPagesRefusal(t *testing.T) {
+	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodGet {
+			_, _ = io.WriteString(w, `{"tools":[]}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"result":{"ok":false,"reason":"not_signed_in","detail":"Sign in to see orders."}}`)
+	})
+	r := conformance.CallTool[any](t, conformance.HandlerTarget(page, mountPath, testKey), "lookup_order", nil)
+	require.NotNil(t, r.Refusal)
+	no := false
+	assert.Equal(t, conformance.Refusal{OK: &no, Reason: "not_signed_in", Detail: "Sign in to see orders."}, *r.Refusal)
+}
+
+func TestCallToolSendsTheCallMedianSends(t *testing.T) {
+	target, bodies := recording(conformance.HandlerTarget(mux(newHandler(t, testKey, nil)), mountPath, testKey))
+	ctx := func(i int) map[string]any { return bodies()[i]["context"].(map[string]any) }
+
+	// Defaults: the declared risk; approvedBy only where the risk needs it.
+	r := conformance.CallTool[map[string]any](t, target, "refund", map[string]string{"orderId": "A-1"})
+	require.Nil(t, r.Error)
+	assert.Equal(t, map[string]any{"orderId": "A-1", "refunded": true}, r.Result)
+	assert.Equal(t, "high", ctx(0)["risk"])
+	assert.Equal(t, "A teammate", ctx(0)["approvedBy"])
+	assert.Equal(t, map[string]any{"verified": false}, ctx(0)["visitor"])
+
+	conformance.CallTool[any](t, target, "strict", map[string]any{"plan": "pro", "seats": 1})
+	assert.Equal(t, "medium", ctx(1)["risk"])
+	assert.NotContains(t, ctx(1), "approvedBy")
+
+	// Options override every default.
+	r = conformance.CallTool[map[string]any](t, target, "refund", map[string]string{"orderId": "A-2"},
+		conformance.WithRisk("reviewed"), conformance.WithApprovedBy(""),
+		conformance.WithToolCallID("test_0001"), conformance.WithConversationID("conv_1"),
+		conformance.WithVisitor(conformance.Visitor{Verified: true, ExternalID: "user_7", Email: "a@b.c", Name: "Ada"}))
+	assert.Equal(t, "test_0001", r.ToolCallID)
+	b := bodies()[2]
+	assert.Equal(t, "test_0001", b["toolCallId"])
+	assert.Equal(t, map[string]any{"conversationId": "conv_1", "risk": "reviewed",
+		"visitor": map[string]any{"verified": true, "externalId": "user_7", "email": "a@b.c", "name": "Ada"}}, b["context"])
+
+	conformance.CallTool[any](t, target, "echo", nil, conformance.WithRisk("high"), conformance.WithApprovedBy("Grace"))
+	assert.Equal(t, "Grace", ctx(3)["approvedBy"])
+	assert.Equal(t, map[string]any{}, bodies()[3]["input"], "nil input is {}")
+
+	// The same id and body again: the stored answer, byte for byte.
+	first := conformance.CallTool[map[string]any](t, target, "counter", nil, conformance.WithToolCallID("call_again"), conformance.WithConversationID("conv_again"))
+	again := conformance.CallTool[map[string]any](t, target, "counter", nil, conformance.WithToolCallID("call_again"), conformance.WithConversationID("conv_again"))
+	assert.Equal(t, string(first.Raw), string(again.Raw))
+}
+
+// fakeTB records what CallTool reports instead of stopping a test.
+type fakeTB struct {
+	testing.TB
+	fatal string
+}
+
+func (f *fakeTB) Helper()           {}
+func (f *fakeTB) Fatal(args ...any) { f.fatal = fmt.Sprint(args...) }
+
+func TestCallToolStopsTheTestWhenItCannotAnswer(t *testing.T) {
+	good := conformance.HandlerTarget(mux(newHandler(t, testKey, nil)), mountPath, testKey)
+	text := conformance.HandlerTarget(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "upstream timed out", http.StatusBadGateway)
+	}), mountPath, testKey)
+	down := good
+	down.Do = func(*http.Request) (*http.Response, error) { return nil, errors.New("connection refused") }
+	badKey := good
+	badKey.Key = "short"
+
+	tests := []struct {
+		name   string
+		call   func(tb testing.TB)
+		want   string
+		status int
+	}{
+		{"not the contract's answer", func(tb testing.TB) { conformance.CallTool[any](tb, text, "echo", nil) }, "status 502: not the contract's answer", http.StatusBadGateway},
+		{"result of another type", func(tb testing.TB) { conformance.CallTool[int](tb, good, "echo", map[string]string{"message": "hi"}) }, "the result does not decode into int", http.StatusOK},
+		{"no answer", func(tb testing.TB) { conformance.CallTool[any](tb, down, "echo", nil) }, "no answer: connection refused", 0},
+		{"unusable key", func(tb testing.TB) { conformance.CallTool[any](tb, badKey, "echo", nil) }, "Target.Key is not usable", 0},
+		{"invalid raw input", func(tb testing.TB) { conformance.CallTool[any](tb, good, "echo", json.RawMessage(`{"message":`)) }, "the input is not valid JSON", 0},
+		{"input that does not encode", func(tb testing.TB) { conformance.CallTool[any](tb, good, "echo", func() {}) }, "encoding the input", 0},
+		{"incomplete target", func(tb testing.TB) { conformance.CallTool[any](tb, conformance.Target{}, "echo", nil) }, "Target.Do is nil", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tb := &fakeTB{TB: t}
+			tt.call(tb)
+			assert.Contains(t, tb.fatal, tt.want)
+			assert.NotContains(t, tb.fatal, testKey)
+		})
+	}
+
+	// Call, the testing-free form, fills the reply as far as it can.
+	r, err := conformance.Call[any](t.Context(), text, "echo", nil)
+	require.Error(t, err)
+	assert.Equal(t, http.StatusBadGateway, r.Status)
+	assert.True(t, strings.HasPrefix(string(r.Raw), "upstream timed out"))
+}

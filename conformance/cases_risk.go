@@ -1,0 +1,228 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+)
+
+// approvalRequired is the reason of the risk floor's refusal (§9).
+const approvalRequired = "approval_required"
+
+// floorShape describes the risk floor's refusal for failure reports.
+const floorShape = `200 {"result": {"ok": false, "allowed": false, "outcome": "blocked", "reason": "approval_required", "detail": "…"}}`
+
+// refusalReason returns the reason of a refusal result, "" when it has none.
+func refusalReason(result json.RawMessage) string {
+	var r struct {
+		Reason string `json:"reason"`
+	}
+	_ = json.Unmarshal(result, &r)
+	return r.Reason
+}
+
+// declared lists the tools of the manifest whose declared risk satisfies
+// keep, sorted by name, with their risk.
+func (s *session) declared(keep func(risk string) bool) (map[string]string, error) {
+	m, err := s.manifestTools()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for name, t := range m {
+		if _, ok := riskRank(t.Risk); ok && keep(t.Risk) {
+			out[name] = t.Risk
+		}
+	}
+	return out, nil
+}
+
+func aboveLow(risk string) bool  { return risk != "low" }
+func belowHigh(risk string) bool { return risk != "high" }
+
+// noneDeclared returns an na function: the case does not apply when the
+// manifest declares no tool that keep accepts. An unreadable manifest is
+// not a reason: the case runs and fails on it.
+func noneDeclared(keep func(risk string) bool, why string) func(s *session) string {
+	return func(s *session) string {
+		if tools, err := s.declared(keep); err == nil && len(tools) == 0 {
+			return why
+		}
+		return ""
+	}
+}
+
+// floorSamples returns, for each tool the manifest declares with a risk
+// keep accepts, the first sample of it that may run and whose expectation
+// is one of want, sorted by tool. The outcome reports what is missing when
+// there is none; refused says the case's calls are refused by a correct
+// endpoint, so the how-to can say a harmless sample is enough.
+func (s *session) floorSamples(keep func(risk string) bool, what string, refused bool, want ...Expect) ([]ToolSamples, map[string]string, outcome, bool) {
+	tools, err := s.declared(keep)
+	if err != nil {
+		return nil, nil, fail(nil, "the manifest, to read the tools' declared risks", "%v", err), false
+	}
+	list, held := s.runnable(want...)
+	seen := map[string]bool{}
+	var out []ToolSamples
+	for _, smp := range list {
+		if _, ok := tools[smp.Tool]; ok && !seen[smp.Tool] {
+			seen[smp.Tool] = true
+			out = append(out, smp)
+		}
+	}
+	if len(out) == 0 {
+		names := make([]string, 0, len(tools))
+		for n := range tools {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		o := noSample(fmt.Sprintf("for a tool declared %s (the manifest has %s)", what, strings.Join(names, ", ")), held)
+		if refused {
+			o.message += "; a correct endpoint refuses the floor cases' calls without running the tool: a sample whose input would be harmless should it run (an order that does not exist) needs no SideEffects"
+		}
+		return nil, nil, o, false
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Tool < out[j].Tool })
+	return out, tools, outcome{}, true
+}
+
+// floorCall returns the call of sample smp at risk, with approvedBy when
+// approved (the sample's, or "A teammate").
+func (s *session) floorCall(smp ToolSamples, risk string, approved bool) call {
+	c := s.sampleCall(smp, smp.input())
+	ctx := c["context"].(map[string]any)
+	ctx["risk"] = risk
+	delete(ctx, "approvedBy")
+	if approved {
+		ctx["approvedBy"] = approvedByDefault
+		if smp.ApprovedBy != "" {
+			ctx["approvedBy"] = smp.ApprovedBy
+		}
+	}
+	return c
+}
+
+// expectFloorRefusal checks that x is the risk floor's refusal (§9).
+func expectFloorRefusal(x *exchange, what string) outcome {
+	result, o := expectResult(x)
+	if o.status != StatusPass {
+		o.expected = floorShape
+		o.message = what + ": " + o.message
+		return o
+	}
+	if !isRefusal(result) {
+		return fail(x, floorShape, "%s: the tool ran; docs/PROTOCOL.md §9: such a call is not run", what)
+	}
+	m := decodeObject(result)
+	var detail string
+	switch {
+	case string(m["reason"]) != `"`+approvalRequired+`"`:
+		return fail(x, floorShape, "%s: refused with reason %s instead of %q", what, snippet(m["reason"], 40), approvalRequired)
+	case string(m["ok"]) != "false" || string(m["allowed"]) != "false" || string(m["outcome"]) != `"blocked"`:
+		return fail(x, floorShape, `%s: the refusal must carry "ok": false, "allowed": false and "outcome": "blocked"`, what)
+	case json.Unmarshal(m["detail"], &detail) != nil || strings.TrimSpace(detail) == "":
+		return fail(x, floorShape, "%s: the refusal's detail must be one line the agent can use", what)
+	}
+	return pass(x)
+}
+
+// expectNotFloorRefused checks that x was not refused by the risk floor:
+// 200 with a result that is not the approval_required refusal, or 200
+// execution_failed.
+func expectNotFloorRefused(x *exchange, what string) outcome {
+	want := `200 {"result": …} (whatever the tool answers) or 200 execution_failed, not the approval_required refusal`
+	if x.err != nil {
+		return fail(x, want, "%s: the request got no answer", what)
+	}
+	a, err := parseAnswer(x.resp)
+	switch {
+	case err != nil:
+		return fail(x, want, "%s: %v", what, err)
+	case x.status != http.StatusOK:
+		return fail(x, want, "%s: answered status %d; check the sample's input and visitor", what, x.status)
+	case !a.isError() && isRefusal(a.result) && refusalReason(a.result) == approvalRequired:
+		return fail(x, want, "%s: refused approval_required; docs/PROTOCOL.md §9: a call at or above the declared risk, approved when reviewed or high, runs", what)
+	}
+	return pass(x)
+}
+
+// riskCases check the risk floor of §9 with the samples of tools the
+// manifest declares above low.
+func riskCases() []testCase {
+	all := []Expect{ExpectResult, ExpectRefusal, ExpectFailure, ExpectPanic}
+	runs := []Expect{ExpectResult, ExpectRefusal, ExpectFailure}
+	return []testCase{
+		c("risk/below-declared", "§9", "a call of a tool at a risk below the one its manifest entry declares (approvedBy set) is not run: 200 refusal approval_required, ok/allowed false, outcome blocked", true, func(s *session) outcome {
+			list, tools, o, ok := s.floorSamples(aboveLow, "above low", true, all...)
+			if !ok {
+				return o
+			}
+			var last *exchange
+			for _, smp := range list {
+				declared, _ := riskRank(tools[smp.Tool])
+				for _, risk := range risks[:declared] {
+					x := s.post(s.floorCall(smp, risk, true).bytes())
+					last = x
+					if o := expectFloorRefusal(x, fmt.Sprintf("tool %s (declared %s) called at %s", smp.Tool, tools[smp.Tool], risk)); o.status != StatusPass {
+						return o
+					}
+				}
+			}
+			return pass(last)
+		}).unless(noneDeclared(aboveLow, "no tool is declared above low: the risk floor has nothing to refuse")),
+		c("risk/unapproved", "§9", "a call of a tool declared reviewed or high, at or above that risk but without approvedBy, is not run: 200 refusal approval_required", true, func(s *session) outcome {
+			list, tools, o, ok := s.floorSamples(needsApproval, "reviewed or high", true, all...)
+			if !ok {
+				return o
+			}
+			var last *exchange
+			for _, smp := range list {
+				declared, _ := riskRank(tools[smp.Tool])
+				for _, risk := range risks[declared:] {
+					x := s.post(s.floorCall(smp, risk, false).bytes())
+					last = x
+					if o := expectFloorRefusal(x, fmt.Sprintf("tool %s (declared %s) called at %s without approvedBy", smp.Tool, tools[smp.Tool], risk)); o.status != StatusPass {
+						return o
+					}
+				}
+			}
+			return pass(last)
+		}).unless(noneDeclared(needsApproval, "no tool is declared reviewed or high: no call needs approvedBy")),
+		c("risk/approved-runs", "§9", "a call of a tool declared above low, at its declared risk and with approvedBy, is not refused by the risk floor", true, func(s *session) outcome {
+			list, tools, o, ok := s.floorSamples(aboveLow, "above low", false, runs...)
+			if !ok {
+				return o
+			}
+			var last *exchange
+			for _, smp := range list {
+				x := s.post(s.floorCall(smp, tools[smp.Tool], true).bytes())
+				last = x
+				if o := expectNotFloorRefused(x, fmt.Sprintf("tool %s called at its declared risk %s with approvedBy", smp.Tool, tools[smp.Tool])); o.status != StatusPass {
+					return o
+				}
+			}
+			return pass(last)
+		}).unless(noneDeclared(aboveLow, "no tool is declared above low: the risk floor has nothing to let through")),
+		c("risk/higher-runs", "§9", "a call of a tool at a risk above the one it declares (approvedBy set) runs: the floor is a minimum, not an exact match", true, func(s *session) outcome {
+			list, tools, o, ok := s.floorSamples(belowHigh, "below high", false, runs...)
+			if !ok {
+				return o
+			}
+			var last *exchange
+			for _, smp := range list {
+				declared, _ := riskRank(tools[smp.Tool])
+				for _, risk := range risks[declared+1:] {
+					x := s.post(s.floorCall(smp, risk, true).bytes())
+					last = x
+					if o := expectNotFloorRefused(x, fmt.Sprintf("tool %s (declared %s) called at %s with approvedBy", smp.Tool, tools[smp.Tool], risk)); o.status != StatusPass {
+						return o
+					}
+				}
+			}
+			return pass(last)
+		}).unless(noneDeclared(belowHigh, "every tool is declared high: no call can be above its risk")),
+	}
+}

@@ -1,0 +1,144 @@
+package conformance_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/protocol"
+)
+
+// router is an app built the usual way: nil and an error when the key is
+// not usable.
+type router struct{ http.Handler }
+
+// keyCases runs the key cases against target and returns their results by id.
+func keyCases(t *testing.T, target conformance.Target) map[string]conformance.Result {
+	t.Helper()
+	rep, err := conformance.Check(t.Context(), target, conformance.Options{Run: "^key/"})
+	require.NoError(t, err)
+	require.Len(t, rep.Results, 3)
+	out := map[string]conformance.Result{}
+	for _, r := range rep.Results {
+		out[r.ID] = r
+	}
+	return out
+}
+
+func TestKeyCasesAcceptAnOrdinaryConstructor(t *testing.T) {
+	// wrapCode is how the core's errors read once they carry their code:
+	// the code in the text.
+	wrapCode := func(err error) error { return fmt.Errorf("%s: %w", protocol.ErrorCode(err), err) }
+	tests := []struct {
+		name string
+		// newRouter is the app's constructor.
+		newRouter func(key string) (*router, error)
+		// fails maps the cases that must fail to a word of their message;
+		// the others must pass.
+		fails map[string]string
+	}{
+		{
+			name: "nil and an error naming the code",
+			newRouter: func(key string) (*router, error) {
+				h, err := protocol.New(protocol.Config{Keys: []string{key}, Logger: quiet})
+				if err != nil {
+					return nil, wrapCode(err)
+				}
+				return &router{h}, nil
+			},
+		},
+		{
+			name: "the endpoint and the error, as protocol.New returns them",
+			newRouter: func(key string) (*router, error) {
+				h, err := protocol.New(protocol.Config{Keys: []string{key}, Logger: quiet})
+				return &router{mux(h)}, err
+			},
+		},
+		{
+			name: "nil and an error that names no key problem",
+			newRouter: func(string) (*router, error) {
+				return nil, errors.New("router: something went wrong")
+			},
+			fails: map[string]string{
+				"key/missing":           `does not name the key problem (its text has no "missing_secret"): router: something went wrong`,
+				"key/too-short":         `its text has no "invalid_median_key"`,
+				"key/not-visible-ascii": `its text has no "invalid_median_key"`,
+			},
+		},
+		{
+			name: "nil and the wrong code",
+			newRouter: func(string) (*router, error) {
+				return nil, errors.New("invalid_median_key: the key is not usable")
+			},
+			fails: map[string]string{"key/missing": "reported invalid_median_key, but this key is missing_secret"},
+		},
+		{
+			name: "a typed nil and no error",
+			newRouter: func(string) (*router, error) {
+				return nil, nil
+			},
+			fails: map[string]string{
+				"key/missing":           "the constructor returned a nil handler and no error",
+				"key/too-short":         "nil handler",
+				"key/not-visible-ascii": "nil handler",
+			},
+		},
+		{
+			name: "an endpoint that ignores the key, with the right error",
+			newRouter: func(key string) (*router, error) {
+				h := newHandler(t, testKey, nil) // runs with a good key whatever it was given
+				_, err := protocol.ParseKey(key)
+				return &router{mux(h)}, wrapCode(err)
+			},
+			fails: map[string]string{
+				"key/missing":           "the constructor reported missing_secret, but the endpoint it returned anyway does not refuse",
+				"key/too-short":         "does not refuse",
+				"key/not-visible-ascii": "does not refuse",
+			},
+		},
+		{
+			name:      "a constructor that panics",
+			newRouter: func(key string) (*router, error) { panic("no key: " + key) },
+			fails: map[string]string{
+				"key/missing":           "Target.BuildWithKey panicked (return an error instead): no key",
+				"key/too-short":         "panicked",
+				"key/not-visible-ascii": "panicked",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			target := fixtureTarget(t, mux(newHandler(t, testKey, nil)))
+			target.BuildWithKey = conformance.HandlerBuilder(tt.newRouter)
+			got := keyCases(t, target)
+			for id, r := range got {
+				want, fails := tt.fails[id]
+				if !fails {
+					assert.Equal(t, conformance.StatusPass, r.Status, "%s", r)
+					continue
+				}
+				assert.Equal(t, conformance.StatusFail, r.Status, "%s", r)
+				assert.Contains(t, r.Message, want, id)
+			}
+		})
+	}
+}
+
+func TestKeyCasesWithoutABuilder(t *testing.T) {
+	target := conformance.HandlerTarget(mux(newHandler(t, testKey, nil)), mountPath, testKey)
+	for id, r := range keyCases(t, target) {
+		assert.Equal(t, conformance.StatusSkip, r.Status, id)
+		assert.Contains(t, r.Message, "Target.BuildWithKey", id)
+	}
+	target.Deployed = true
+	for id, r := range keyCases(t, target) {
+		assert.Equal(t, conformance.StatusNotApplicable, r.Status, id)
+		assert.Contains(t, r.Message, "deployed", id)
+		assert.Contains(t, r.String(), "N/A "+id)
+	}
+}
