@@ -48,7 +48,7 @@ func runCall(args []string, stdout, stderr io.Writer, getenv func(string) string
 	case *tool == "":
 		fmt.Fprintln(stderr, "mediancheck call: -tool is required")
 		return exitUsage
-	case !protocol.Risk(*risk).Valid():
+	case !validRisk(*risk):
 		fmt.Fprintf(stderr, "mediancheck call: -risk %q is not one of low, medium, reviewed, high\n", *risk)
 		return exitUsage
 	case fs.NArg() > 0:
@@ -112,4 +112,13 @@ func uuid() string {
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// validRisk reports whether risk is one of the contract's four levels.
+func validRisk(risk string) bool {
+	switch protocol.Risk(risk) {
+	case protocol.RiskLow, protocol.RiskMedium, protocol.RiskReviewed, protocol.RiskHigh:
+		return true
+	}
+	return false
 }
