@@ -63,7 +63,6 @@ func TestAdapters(t *testing.T) {
 				Key:    testKey,
 				Replay: true,
 			}
-			target.Skip = floorGaps // TODO(lead): remove once the core enforces §9
 			target.Tools = conformance.FixtureSamples()
 			target.BuildWithKey = func(key string) (conformance.DoFunc, error) {
 				return a.mount(newHandler(t, key, nil)), nil

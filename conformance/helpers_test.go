@@ -46,15 +46,9 @@ func mux(h http.Handler) *http.ServeMux {
 	return m
 }
 
-// floorGaps are the risk-floor cases (docs/PROTOCOL.md §9) the core does
-// not pass yet: it runs a tool called below its declared risk or without
-// approvedBy. The fixture-based runs against the core skip them.
-var floorGaps = []string{"risk/below-declared", "risk/unapproved"}
-
 // fixtureTarget is the full target over a ServeMux, key cases included.
 func fixtureTarget(t testing.TB, h http.Handler) conformance.Target {
 	target := conformance.HandlerTarget(h, mountPath, testKey)
-	target.Skip = floorGaps // TODO(lead): remove once the core enforces §9
 	target.Tools = conformance.FixtureSamples()
 	target.BuildWithKey = func(key string) (conformance.DoFunc, error) {
 		return conformance.HandlerDo(mux(newHandler(t, key, nil))), nil

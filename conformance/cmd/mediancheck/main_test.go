@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -79,18 +80,9 @@ func TestCheckCanBeAllGreen(t *testing.T) {
 		{"tool":"counter","countsRuns":true},
 		{"tool":"refund","input":{"orderId":"none"}}
 	]}`), 0o600))
-	var gaps []string
-	gaps = append(gaps, "risk/below-declared", "risk/unapproved") // TODO(lead): remove once the core enforces §9
-	args := []string{"-url", url, "-samples", samples}
-	if len(gaps) > 0 {
-		args = append(args, "-skip", strings.Join(gaps, ","))
-	}
-	code, out, errOut := runCmd(args...)
+	code, out, errOut := runCmd("-url", url, "-samples", samples)
 	assert.Equal(t, exitOK, code, "%s\n%s", out, errOut)
-	want := fmt.Sprintf("%d passed, 0 failed", len(conformance.Cases())-4-len(gaps)) // 4 not applicable
-	if len(gaps) > 0 {
-		want += fmt.Sprintf(", %d skipped", len(gaps))
-	}
+	want := fmt.Sprintf("%d passed, 0 failed", len(conformance.Cases())-4) // 4 not applicable
 	assert.Regexp(t, "(?m)^"+want+"$", out)
 	assert.NotContains(t, out, "SKIP execution")
 }
@@ -219,7 +211,7 @@ func TestListAndUsage(t *testing.T) {
 func TestCall(t *testing.T) {
 	var got map[string]any
 	h, err := protocol.New(protocol.Config{Keys: []string{testKey}, Tools: conformance.FixtureTools(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Observer: func(protocol.Event) {}})
+		Observer: func(context.Context, protocol.Event) {}})
 	require.NoError(t, err)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
