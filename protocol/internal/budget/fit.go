@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -31,14 +30,15 @@ func Fit(raw []byte, maxChars int) ([]byte, error) {
 	if maxChars < 1 {
 		return nil, &fitError{ErrBadInput, fmt.Sprintf("the budget must be at least 1 character, got %d", maxChars)}
 	}
-	if utf8.RuneCount(raw) <= maxChars {
+	chars := countChars(raw)
+	if chars <= maxChars {
 		if !jsontext.Value(raw).IsValid(decodeOptions...) {
-			_, err := readShape(raw) // for the reason
+			_, err := readShape(raw, chars) // for the reason
 			return nil, notJSON(err)
 		}
 		return raw, nil
 	}
-	s, err := readShape(raw)
+	s, err := readShape(raw, chars)
 	if err != nil {
 		return nil, notJSON(err)
 	}
@@ -46,7 +46,7 @@ func Fit(raw []byte, maxChars int) ([]byte, error) {
 	if size := trim(s, maxChars); size > maxChars {
 		return nil, tooLarge(s, size, maxChars)
 	}
-	return render(s), nil
+	return render(s, maxChars), nil
 }
 
 // fitError is an error with a message for the tool's author and a kind for

@@ -39,6 +39,7 @@ func TestFitRules(t *testing.T) {
 		{"tie: the first list loses an item", `{"a":[` + items(10) + `],"b":[` + items(3) + `]}`, 80, `{"a":[` + items(2) + `],"b":[` + items(3) + `],"omitted":8}`},
 		{"two lists shortened: two named counts", `{"a":[` + items(10) + `],"b":[` + items(3) + `]}`, 79, `{"a":[` + items(1) + `],"b":[` + items(2) + `],"omitted_a":9,"omitted_b":1}`},
 		{"duplicate names numbered", `{"a":[` + items(3) + `],"a":[` + items(3) + `]}`, 65, `{"a":[` + items(1) + `],"a":[` + items(1) + `],"omitted_a":2,"omitted_a_2":2}`},
+		{"names held by lists not shortened", `{"a":[1,2],"a":[` + items(10) + `],"b":[` + items(10) + `]}`, 75, `{"a":[1,2],"a":[` + items(1) + `],"b":[` + items(1) + `],"omitted_a_2":9,"omitted_b":9}`},
 		{"count in the object holding the list", `{"data":{"orders":[` + items(10) + `],"page":1},"ok":true}`, 85, `{"data":{"orders":[` + items(3) + `],"page":1,"omitted":7},"ok":true}`},
 		{"lists inside items are kept whole", `{"orders":[{"lines":[1,2,3]},{"lines":[4,5,6]}]}`, 47, `{"orders":[{"lines":[1,2,3]}],"omitted":1}`},
 		{"other members untouched", `{"title":"x","orders":[` + items(10) + `],"n":1.50e3,"tags":["a"]}`, 95, `{"title":"x","orders":[` + items(3) + `],"n":1.50e3,"tags":["a"],"omitted":7}`},
@@ -100,6 +101,12 @@ func TestFitErrors(t *testing.T) {
 			assert.True(t, errors.Is(err, c.kind), "%v is not %v", err, c.kind)
 			assert.Contains(t, err.Error(), c.msg)
 		})
+	}
+}
+
+func TestCountChars(t *testing.T) {
+	for _, s := range []string{"", "a", "abcdefgh", "abcdefghi", "abcdefgé", "é", "ééééé", "😀x", "\xff", "a\xffb", "\xe2\x82", "abcdefg\xe2\x82\xac", strings.Repeat("ab€", 9)} {
+		assert.Equal(t, utf8.RuneCountInString(s), countChars([]byte(s)), "%q", s)
 	}
 }
 
