@@ -83,8 +83,8 @@ func tooLarge(s *shape, size, maxChars int) error {
 	}
 	return &fitError{ErrTooLarge, fmt.Sprintf(
 		"result is %s characters, over the limit of %s, and still %s with every list cut to its first item "+
-			"(the longest first item is %s characters, in %s); return fewer or shorter fields, or a summary",
-		group(s.chars), group(maxChars), group(size), group(first.items[0].chars), where(s, first))}
+			"(the longest first item is %s, in %s); return fewer or shorter fields, or a summary",
+		group(s.chars), group(maxChars), group(size), characters(first.items[0].chars), where(s, first))}
 }
 
 // where names l for a message: the top-level list, or its JSON Pointer.
@@ -96,7 +96,21 @@ func where(s *shape, l *list) string {
 	for h := l.holder; h.parent != nil; h = h.parent {
 		path = pointerPart(s, h.name) + path
 	}
+	if len(path) > maxPath {
+		path = strings.ToValidUTF8(path[:maxPath], "") + "…"
+	}
 	return strconv.Quote(path)
+}
+
+// maxPath is the most bytes of a list's path an error message shows.
+const maxPath = 200
+
+// characters is "1 character" or "n characters".
+func characters(n int) string {
+	if n == 1 {
+		return "1 character"
+	}
+	return group(n) + " characters"
 }
 
 // pointerPart is "/name" with ~ and / escaped as in a JSON Pointer.
