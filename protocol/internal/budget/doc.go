@@ -25,27 +25,42 @@
 //     the longest (in characters, from its '[' to its ']'; on a tie, the one
 //     that comes first in the result), and stops as soon as the whole result
 //     fits. Several lists therefore end up about the same length.
-//  4. Each shortened list gets a count of its dropped items, added as the
-//     last member of the object that holds the list:
-//     {"orders":[...40 items...]} becomes {"orders":[...3 items...],"omitted":37}.
-//     The count is named "omitted" when it is the only shortened list of that
-//     object and the object has no member named "omitted". Otherwise each
-//     shortened list's count is named "omitted_" followed by the list's name
-//     ("omitted_orders"); when that name is already a member of the object or
-//     the count of an earlier list of the object, "_2", "_3", … is added
-//     ("omitted_orders_2"). Counts follow the order of their lists.
+//  4. Each shortened list gets a count of its dropped items, written
+//     compactly after the last member of the object that holds the list:
+//     {"orders":[...40 items...]} becomes {"orders":[...3 items...],"omitted":37},
+//     and {"data":{"orders":[...]},"ok":true} becomes
+//     {"data":{"orders":[...],"omitted":37},"ok":true}.
+//     The count is named "omitted" when its list is the only shortened list
+//     of that object and the object has no member named "omitted".
+//     Otherwise it is named "omitted_" followed by the list's name
+//     ("omitted_orders"), and when that name is already a member of the
+//     object or an earlier list of the object has it, "_2", "_3", … is added
+//     ("omitted_orders_2"). Every list of two items or more holds its
+//     "omitted_…" name whether or not it is shortened, so a count's name
+//     depends on the other lists only in the choice of plain "omitted".
+//     Names are compared as decoded ("omitt\u0065d" is "omitted"). Counts
+//     follow the order of their lists.
 //  5. A shortened top-level list becomes an object: [...40 items...] becomes
 //     {"items":[...3 items...],"omitted":37}.
-//  6. A list that is not shortened gets no count, and a result in which no
-//     list is shortened is returned as it is.
+//  6. A list that is not shortened gets no count.
 //
-// When even the shortest result these rules allow (every list cut to its
-// first item) is longer than the budget, Fit returns an error saying how long
-// the result is and what the tool can do about it, wrapping [ErrTooLarge].
+// These rules fix the results Fit tries, one after the other; it does not
+// search for other ways to cut. When even the last of them, with every list
+// cut to its first item, is longer than the budget, Fit returns an error
+// wrapping [ErrTooLarge] that says how long the result is and what the tool
+// can do, for example:
+//
+//	result is 9,120 characters, over the limit of 4,000, and has no list to
+//	shorten; return fewer fields or a summary
+//
+//	result is 5,030 characters, over the limit of 4,000, and still 5,038 with
+//	every list cut to its first item (the longest first item is 5,002
+//	characters, in "/data/orders"); return fewer or shorter fields, or a summary
+//
 // Input that is not one JSON value, or a budget below 1, gets an error
 // wrapping [ErrBadInput]. Fit never panics.
 //
 // The input is read with github.com/go-json-experiment/json/jsontext, which
-// accepts what encoding/json's Valid accepts: duplicate object names and
-// strings that are not valid UTF-8 are allowed.
+// here accepts what encoding/json's Valid accepts: duplicate object names,
+// strings that are not valid UTF-8, nesting up to 10,000 levels.
 package budget

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -31,14 +30,15 @@ func Fit(raw []byte, maxChars int) ([]byte, error) {
 	if maxChars < 1 {
 		return nil, &fitError{ErrBadInput, fmt.Sprintf("the budget must be at least 1 character, got %d", maxChars)}
 	}
-	if utf8.RuneCount(raw) <= maxChars {
+	chars := countChars(raw)
+	if chars <= maxChars {
 		if !jsontext.Value(raw).IsValid(decodeOptions...) {
-			_, err := readShape(raw) // for the reason
+			_, err := readShape(raw, chars) // for the reason
 			return nil, notJSON(err)
 		}
 		return raw, nil
 	}
-	s, err := readShape(raw)
+	s, err := readShape(raw, chars)
 	if err != nil {
 		return nil, notJSON(err)
 	}
@@ -46,7 +46,7 @@ func Fit(raw []byte, maxChars int) ([]byte, error) {
 	if size := trim(s, maxChars); size > maxChars {
 		return nil, tooLarge(s, size, maxChars)
 	}
-	return render(s), nil
+	return render(s, maxChars), nil
 }
 
 // fitError is an error with a message for the tool's author and a kind for
@@ -83,8 +83,8 @@ func tooLarge(s *shape, size, maxChars int) error {
 	}
 	return &fitError{ErrTooLarge, fmt.Sprintf(
 		"result is %s characters, over the limit of %s, and still %s with every list cut to its first item "+
-			"(the longest first item is %s characters, in %s); return fewer or shorter fields, or a summary",
-		group(s.chars), group(maxChars), group(size), group(first.items[0].chars), where(s, first))}
+			"(the longest first item is %s, in %s); return fewer or shorter fields, or a summary",
+		group(s.chars), group(maxChars), group(size), characters(first.items[0].chars), where(s, first))}
 }
 
 // where names l for a message: the top-level list, or its JSON Pointer.
@@ -96,7 +96,21 @@ func where(s *shape, l *list) string {
 	for h := l.holder; h.parent != nil; h = h.parent {
 		path = pointerPart(s, h.name) + path
 	}
+	if len(path) > maxPath {
+		path = strings.ToValidUTF8(path[:maxPath], "") + "…"
+	}
 	return strconv.Quote(path)
+}
+
+// maxPath is the most bytes of a list's path an error message shows.
+const maxPath = 200
+
+// characters is "1 character" or "n characters".
+func characters(n int) string {
+	if n == 1 {
+		return "1 character"
+	}
+	return group(n) + " characters"
 }
 
 // pointerPart is "/name" with ~ and / escaped as in a JSON Pointer.

@@ -39,6 +39,7 @@ func TestFitRules(t *testing.T) {
 		{"tie: the first list loses an item", `{"a":[` + items(10) + `],"b":[` + items(3) + `]}`, 80, `{"a":[` + items(2) + `],"b":[` + items(3) + `],"omitted":8}`},
 		{"two lists shortened: two named counts", `{"a":[` + items(10) + `],"b":[` + items(3) + `]}`, 79, `{"a":[` + items(1) + `],"b":[` + items(2) + `],"omitted_a":9,"omitted_b":1}`},
 		{"duplicate names numbered", `{"a":[` + items(3) + `],"a":[` + items(3) + `]}`, 65, `{"a":[` + items(1) + `],"a":[` + items(1) + `],"omitted_a":2,"omitted_a_2":2}`},
+		{"names held by lists not shortened", `{"a":[1,2],"a":[` + items(10) + `],"b":[` + items(10) + `]}`, 75, `{"a":[1,2],"a":[` + items(1) + `],"b":[` + items(1) + `],"omitted_a_2":9,"omitted_b":9}`},
 		{"count in the object holding the list", `{"data":{"orders":[` + items(10) + `],"page":1},"ok":true}`, 85, `{"data":{"orders":[` + items(3) + `],"page":1,"omitted":7},"ok":true}`},
 		{"lists inside items are kept whole", `{"orders":[{"lines":[1,2,3]},{"lines":[4,5,6]}]}`, 47, `{"orders":[{"lines":[1,2,3]}],"omitted":1}`},
 		{"other members untouched", `{"title":"x","orders":[` + items(10) + `],"n":1.50e3,"tags":["a"]}`, 95, `{"title":"x","orders":[` + items(3) + `],"n":1.50e3,"tags":["a"],"omitted":7}`},
@@ -83,7 +84,8 @@ func TestFitErrors(t *testing.T) {
 			`result is 5,030 characters, over the limit of 4,000, and still 5,038 with every list cut to its first item (the longest first item is 5,002 characters, in "/data/or~1de~0rs"); return fewer or shorter fields, or a summary`},
 		{"a top-level list of one item", `[{"lines":[` + items(500) + `]}]`, 4000, ErrTooLarge, "in the top-level list"},
 		{"the count does not fit", `[1,2]`, 4, ErrTooLarge, "still 25 with every list cut to its first item"},
-		{"a list beside a long field", `{"a":[1,2,3],"text":"` + big[:5000] + `"}`, 4000, ErrTooLarge, "the longest first item is 1 characters"},
+		{"a list beside a long field", `{"a":[1,2,3],"text":"` + big[:5000] + `"}`, 4000, ErrTooLarge, "the longest first item is 1 character, in \"/a\")"},
+		{"a long path cut", `{"` + big[:300] + `":{"b":["` + big[:5000] + `",1]}}`, 4000, ErrTooLarge, `in "/` + big[:199] + `…"`},
 		{"not JSON", `{"a":`, 3, ErrBadInput, "result is not one valid JSON value: "},
 		{"not JSON and fits", `{"a":}`, 100, ErrBadInput, "result is not one valid JSON value: "},
 		{"empty", ``, 100, ErrBadInput, "result is not one valid JSON value: "},
@@ -100,6 +102,12 @@ func TestFitErrors(t *testing.T) {
 			assert.True(t, errors.Is(err, c.kind), "%v is not %v", err, c.kind)
 			assert.Contains(t, err.Error(), c.msg)
 		})
+	}
+}
+
+func TestCountChars(t *testing.T) {
+	for _, s := range []string{"", "a", "abcdefgh", "abcdefghi", "abcdefgé", "é", "ééééé", "😀x", "\xff", "a\xffb", "\xe2\x82", "abcdefg\xe2\x82\xac", strings.Repeat("ab€", 9)} {
+		assert.Equal(t, utf8.RuneCountInString(s), countChars([]byte(s)), "%q", s)
 	}
 }
 

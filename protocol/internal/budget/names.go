@@ -2,7 +2,6 @@ package budget
 
 import (
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -56,5 +55,5 @@ func unquote(quoted []byte) string {
 // UTF-8 (it is built from unquote's output), so no error can occur.
 func quote(s string) ([]byte, int) {
 	b, _ := jsontext.AppendQuote(nil, s)
-	return b, utf8.RuneCount(b)
+	return b, countChars(b)
 }

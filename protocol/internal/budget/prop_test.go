@@ -3,6 +3,7 @@ package budget
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 // input and any budget.
 func checkFit(t *testing.T, in []byte, maxChars int) {
 	t.Helper()
+	require.Equal(t, utf8.RuneCount(in), countChars(in))
 	out, err := Fit(in, maxChars)
 	if maxChars < 1 || !json.Valid(in) {
 		require.ErrorIs(t, err, ErrBadInput, "input %q, budget %d", in, maxChars)
@@ -33,11 +35,11 @@ func checkFit(t *testing.T, in []byte, maxChars int) {
 	}
 
 	// The shortest result the rules allow, measured as Fit measures it.
-	s, err2 := readShape(in)
+	s, err2 := readShape(in, countChars(in))
 	require.NoError(t, err2)
 	nameCounts(s)
 	size := trim(s, 0)
-	shortest := render(s)
+	shortest := render(s, size)
 	require.Equal(t, utf8.RuneCount(shortest), size, "counted length of %q", shortest)
 	require.True(t, json.Valid(shortest), "%q", shortest)
 	checkShape(t, in, shortest, true)
@@ -171,10 +173,13 @@ func generate(b []byte) []byte {
 	return append([]byte(" "), out...)
 }
 
-// gen reads choices from bytes; past the end every choice is 0.
+// gen reads choices from bytes; past the end every choice is 0. It stops
+// adding members and items after about 2,000 bytes, which keeps the naive
+// reference quick.
 type gen struct {
-	b []byte
-	i int
+	b    []byte
+	i    int
+	size int
 }
 
 func (g *gen) n(k int) int {
@@ -192,7 +197,7 @@ var (
 
 func (g *gen) value(depth int, top bool) []byte {
 	kind := g.n(4)
-	if depth == 0 {
+	if depth == 0 || g.size > 2000 {
 		kind = 3
 	}
 	switch kind {
@@ -200,7 +205,9 @@ func (g *gen) value(depth int, top bool) []byte {
 		if top || kind == 0 {
 			var members [][]byte
 			for range g.n(5) {
-				m := append([]byte(genNames[g.n(len(genNames))]+":"), g.value(depth-1, false)...)
+				name := genNames[g.n(len(genNames))]
+				g.size += len(name)
+				m := append([]byte(name+":"), g.value(depth-1, false)...)
 				members = append(members, m)
 			}
 			return append(append([]byte("{"), bytes.Join(members, []byte(","))...), '}')
@@ -213,12 +220,14 @@ func (g *gen) value(depth int, top bool) []byte {
 			if g.n(3) == 0 {
 				items = append(items, g.value(depth-1, false))
 			} else {
-				items = append(items, []byte(genScalars[g.n(len(genScalars))]))
+				items = append(items, g.value(0, false))
 			}
 		}
 		return append(append([]byte("["), bytes.Join(items, []byte(","))...), ']')
 	}
-	return []byte(genScalars[g.n(len(genScalars))])
+	v := genScalars[g.n(len(genScalars))]
+	g.size += len(v)
+	return []byte(v)
 }
 
 // budgetFor picks a budget from a number, over the whole useful range.
@@ -302,5 +311,5 @@ var fuzzSeeds = []struct {
 	{`"` + strings.Repeat("x", 50) + `"`, 10},
 	{`{"a":`, 3}, {`[1,2,]`, 3}, {``, 1}, {`1 2`, 10}, {`{"a":1}`, 0}, {`{"a":1}`, -1},
 	{"\"\xff\xfe\"", 2}, {`["\ud800","\udc00x",1]`, 10}, {`{"\ud800":[1,2,3,4]}`, 12},
-	{`[[[[[[1]]]]],2,3]`, 5}, {`{"a":{"b":{"c":[1,2,3,4,5,6]}}}`, 25},
+	{`[[[[[[1]]]]],2,3]`, 5}, {`[1,2]`, math.MaxInt}, {`[1,2]`, math.MinInt}, {`{"a":{"b":{"c":[1,2,3,4,5,6]}}}`, 25},
 }

@@ -3,6 +3,7 @@ package budget
 import (
 	"slices"
 	"strconv"
+	"unicode/utf8"
 )
 
 // edit replaces raw[at:to] with what write appends.
@@ -13,7 +14,8 @@ type edit struct {
 
 // render writes the result as trimmed: raw with the dropped items cut out
 // and the counts (and the wrapper of a shortened top-level list) added.
-func render(s *shape) []byte {
+// maxChars, the result's most characters, bounds the buffer it starts with.
+func render(s *shape, maxChars int) []byte {
 	var edits []edit
 	for _, l := range s.lists {
 		if l.keep < len(l.items) {
@@ -33,7 +35,11 @@ func render(s *shape) []byte {
 	}
 	slices.SortStableFunc(edits, func(a, b edit) int { return a.at - b.at })
 
-	out := make([]byte, 0, len(s.raw))
+	size := len(s.raw)
+	if maxChars < size/utf8.UTFMax {
+		size = utf8.UTFMax * maxChars
+	}
+	out := make([]byte, 0, size)
 	pos := 0
 	for _, e := range edits {
 		out = append(out, s.raw[pos:e.at]...)
