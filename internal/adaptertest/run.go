@@ -19,8 +19,11 @@ import (
 
 // Run runs every case of the kit against a: each EndpointCases case through
 // its Mount, the trailing-slash path and a's ExtraMethods, replay
-// protection, each MiddlewareCases case through its Middleware, CallFrom,
-// VisitorFrom and Respond, and Respond without the middleware.
+// protection, each MiddlewareCases case through its Mount with a handler
+// (Middleware, CallFrom, VisitorFrom and Respond, behind the framework's
+// recovery middleware), a panic behind it, Respond without the middleware,
+// the method the framework answers itself, and framework values on a
+// tool's ctx, during and after the request.
 func Run(t *testing.T, a Adapter) {
 	t.Run("endpoint", func(t *testing.T) {
 		h, _ := NewHandler()
@@ -285,7 +288,7 @@ func (r *Recorder) Answer(s Seen) (any, error) {
 	case s.Call == nil:
 		r.fail(errors.New("the adapter's CallFrom found no call, but the request's context.Context has one"))
 	case s.Call != s.ContextCall:
-		r.fail(errors.New("the adapter's CallFrom and protocol.CallFromContext return different calls"))
+		r.fail(errors.New("the adapter's CallFrom and protocol.CallFrom return different calls"))
 	}
 	call := s.Call
 	if call == nil {
