@@ -42,6 +42,9 @@ import (
 	"github.com/median-go/median/protocol"
 )
 
+// Mount takes the root router and the sub-routers of Route and Group alike.
+var _ chi.Router = (*chi.Mux)(nil)
+
 // New returns an http.Handler that answers the Median endpoint with h: the
 // Handler's registered tools answer the calls. It is h itself
 // (*protocol.Handler serves net/http), so chi code reads like the other

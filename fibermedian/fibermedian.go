@@ -66,6 +66,12 @@ import (
 	"github.com/median-go/median/protocol"
 )
 
+// Mount takes the app and its groups alike.
+var (
+	_ fiber.Router = (*fiber.App)(nil)
+	_ fiber.Router = (*fiber.Group)(nil)
+)
+
 // New returns a fiber handler that answers the Median endpoint with h: the
 // Handler's registered tools answer the calls. It never returns an error:
 // every answer, refusals included, is written here. Register it on the

@@ -45,6 +45,12 @@ import (
 	"github.com/median-go/median/protocol"
 )
 
+// Mount takes the engine and its groups alike.
+var (
+	_ gin.IRoutes = (*gin.Engine)(nil)
+	_ gin.IRoutes = (*gin.RouterGroup)(nil)
+)
+
 // New returns a gin handler that answers the Median endpoint with h: the
 // Handler's registered tools answer the calls. Register it on the path and
 // the path with a trailing slash for every method (gin's Any); [Mount]
