@@ -1,29 +1,39 @@
 // Package chimedian mounts the Median tool endpoint on a chi (v5) router.
 //
-// chi routes plain net/http handlers, and [protocol.Handler] is one, so this
-// package is thin: [Mount] registers the Handler for every method, and
-// [Middleware], [CallFrom] and [Respond] give chi users the same vocabulary
-// as ginmedian, echomedian and fibermedian when their own handler answers.
+// chi routes plain net/http handlers and [protocol.Handler] is one, so this
+// package is thin: it gives chi users the vocabulary of ginmedian,
+// echomedian and fibermedian, in net/http's shapes (a handler answers with
+// w and r, so [CallFrom], [VisitorFrom] and [Respond] take r, not a
+// framework context).
 //
-// Two ways to use it:
+// Two ways to mount it, both with [Mount]:
 //
-//   - [Mount] (or [New]) lets the Handler answer everything: signature,
-//     body, the tools registered with [protocol.NewTool], the manifest and
-//     diagnostics.
-//   - [Middleware] only verifies; your own handler reads the call with
-//     [CallFrom] (and the visitor with [VisitorFrom]) and answers it with
-//     [Respond].
+//	chimedian.Mount(r, "/median", h)           // the Handler's tools answer
+//	chimedian.Mount(r, "/median", h, answer)   // your handler answers verified calls
 //
-// Methods your router does not route are answered by the router: chi knows
-// the nine standard methods, and answers any other (PURGE, PROPFIND, …)
-// with its own empty 405 before the Handler sees it. chi.RegisterMethod
-// changes that for every router of the process, so this package leaves it
-// to you; Median only sends GET and POST.
+// In the first form ([New]) the Handler answers everything: signature,
+// body, the tools registered with [protocol.NewTool], the GET manifest and
+// diagnostics. In the second, [Middleware] verifies and answers everything
+// but verified tool calls, which reach your handler: it reads the call with
+// [CallFrom] (and the visitor with [VisitorFrom]) and answers it with
+// [Respond]. Either way Mount registers the path with and without a
+// trailing slash for every method chi routes, so the contract's 405 and the
+// manifest always come from the core. chi knows the nine standard methods
+// and answers any other (PURGE, PROPFIND, …) with its own empty 405;
+// chi.RegisterMethod changes that for every router of the process, so this
+// package leaves it to you. Median only sends GET and POST.
+//
+// A panic in your handler is answered execution_failed the first time, by
+// the core, whatever recovery middleware (middleware.Recoverer) runs
+// outside; the stack goes to the Handler's logger.
+//
+// Values reach tools: a tool's ctx is the request's context, so what chi's
+// middleware put there (middleware.GetReqID, chi.URLParam's route context,
+// your own context.WithValue) is there, with the request's cancellation and
+// deadline.
 package chimedian
 
 import (
-	"bytes"
-	"io"
 	"net/http"
 	"strings"
 
@@ -32,61 +42,75 @@ import (
 	"github.com/median-go/median/protocol"
 )
 
-// New returns an http.Handler that answers the Median endpoint with h. It is
-// h itself: *protocol.Handler already serves net/http. It exists so chi code
-// reads like the other adapters.
+// Mount takes the root router and the sub-routers of Route and Group alike.
+var _ chi.Router = (*chi.Mux)(nil)
+
+// New returns an http.Handler that answers the Median endpoint with h: the
+// Handler's registered tools answer the calls. It is h itself
+// (*protocol.Handler serves net/http), so chi code reads like the other
+// adapters. Register it on the path and the path with a trailing slash for
+// every method; [Mount] does that for you.
 func New(h *protocol.Handler) http.Handler {
 	return h
 }
 
-// Mount registers the Median endpoint at path on r, a chi.Router (the root
-// router, a Group or a Route), for every method. When path does not end in
-// "/", path+"/" is registered too, so that chi's 404 page never answers on
-// the Median path. Use it when the Handler's registered tools answer every
-// call.
-func Mount(r chi.Router, path string, h *protocol.Handler) {
-	r.Handle(path, h)
-	if !strings.HasSuffix(path, "/") {
-		r.Handle(path+"/", h)
-	}
-}
-
-// Middleware returns net/http middleware (chi's Use, With, or any router)
-// that verifies Median's requests with h and lets only verified tool calls
-// through to the next handler, which answers with [Respond]. Everything else
-// (a refusal, the GET manifest, the diagnostics answer, the stored answer of
-// a repeated toolCallId) is answered here and next does not run.
+// Mount registers the Median endpoint at path on r (the root router, a
+// Group or a Route), with and without a trailing slash, for every method.
 //
-// The call is stored on the request's context.Context ([CallFrom],
-// [protocol.CallFromContext]), and the body it read is given back: next
-// reads r.Body as Median sent it. Answer every call that gets through with
-// Respond; a call your handler leaves unanswered (or panics on) gets
-// execution_failed stored for its toolCallId, so a repeat is answered at
-// once.
-func Middleware(h *protocol.Handler) func(next http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			call, resp, ok := h.Verify(r.Context(), protocol.RequestFromHTTP(r))
-			if !ok {
-				resp.WriteTo(w)
-				return
-			}
-			r = r.WithContext(protocol.ContextWithCall(r.Context(), call))
-			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(call.Body)), int64(len(call.Body))
-			defer protocol.Settle(r.Context(), call) // a handler that never answered still releases the toolCallId
-			next.ServeHTTP(w, r)
-		})
+// With no handler it mounts [New](h). With a handler it mounts
+// [Middleware](h) in front of it: your handler answers the verified tool
+// calls with [Respond]; everything else is answered before it. chi routes
+// one handler per route: pass at most one, and add other middleware with
+// r.With. Mount panics when given more, as chi does on a bad route.
+func Mount(r chi.Router, path string, h *protocol.Handler, handler ...http.Handler) {
+	var endpoint http.Handler
+	switch len(handler) {
+	case 0:
+		endpoint = New(h)
+	case 1:
+		endpoint = Middleware(h)(handler[0])
+	default:
+		panic("chimedian: Mount takes at most one handler (chi routes one handler per route): add the others as middleware with r.With")
+	}
+	for _, p := range paths(path) {
+		r.Handle(p, endpoint)
 	}
 }
 
-// CallFrom returns the call that [Middleware] verified for r, and false when
-// the middleware did not run.
-func CallFrom(r *http.Request) (*protocol.Call, bool) {
-	return protocol.CallFromContext(r.Context())
+// paths returns the paths Mount registers: path without its trailing
+// slash and with it, or "/" alone for the root.
+func paths(path string) []string {
+	base := strings.TrimSuffix(path, "/")
+	if base == "" {
+		return []string{path}
+	}
+	return []string{base, base + "/"}
 }
 
-// VisitorFrom returns the visitor of the call that [Middleware] verified for
-// r, and false when the middleware did not run. Authorize on
+// Middleware returns net/http middleware (for chi's Use and With, or any
+// router) that verifies Median's requests with h and lets only verified
+// tool calls through to next, which answers with [Respond]. It is
+// [protocol.Handler.Middleware]: everything else (a refusal, the GET
+// manifest, the diagnostics answer, the stored answer of a repeated
+// toolCallId, the 405) is answered here and next does not run.
+//
+// next finds the call with [CallFrom] and reads r.Body as Median sent it.
+// A call it leaves unanswered gets execution_failed kept for its
+// toolCallId, so a repeat is answered at once; a panic in it is recovered,
+// logged and answered execution_failed. Prefer [Mount] with a handler,
+// which also registers every method and the trailing slash.
+func Middleware(h *protocol.Handler) func(next http.Handler) http.Handler {
+	return h.Middleware
+}
+
+// CallFrom returns the call that [Middleware] verified for r, and false
+// when the middleware did not run.
+func CallFrom(r *http.Request) (*protocol.Call, bool) {
+	return protocol.CallFrom(r.Context())
+}
+
+// VisitorFrom returns the visitor of the call that [Middleware] verified
+// for r, and false when the middleware did not run. Authorize on
 // [protocol.Visitor.ExternalID] only.
 func VisitorFrom(r *http.Request) (protocol.Visitor, bool) {
 	call, ok := CallFrom(r)
@@ -96,13 +120,13 @@ func VisitorFrom(r *http.Request) (protocol.Visitor, bool) {
 	return call.Visitor, true
 }
 
-// Respond answers the call that [Middleware] verified: result as
-// {"result": …}, a [*protocol.Refusal] (as result or as err) as a refusal
-// result, [protocol.UnknownTool] (for a tool you do not know) or a bind
-// error from [protocol.Call.BindInput] as that 4xx error, or any other err as
-// execution_failed. A call is answered once: a second Respond writes
-// nothing. Without the middleware it answers execution_failed saying so.
+// Respond answers the call that [Middleware] verified for r
+// ([protocol.Respond]): result as {"result": …}, a [*protocol.Refusal] (as
+// result or as err) as a refusal result, [protocol.UnknownTool] or an
+// invalid_input error from [protocol.Call.BindInput] as that error, any
+// other err as execution_failed. The answer is kept for replays. A call is
+// answered once: a second Respond writes nothing. Without the middleware
+// it answers execution_failed saying so.
 func Respond(w http.ResponseWriter, r *http.Request, result any, err error) {
-	call, _ := CallFrom(r)
-	protocol.Respond(r.Context(), call, result, err).WriteTo(w)
+	protocol.Respond(w, r, result, err)
 }

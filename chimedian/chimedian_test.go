@@ -1,11 +1,21 @@
 package chimedian_test
 
 import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/stretchr/testify/assert"
 	"go.uber.org/goleak"
 
+	"github.com/median-go/median/chimedian"
 	"github.com/median-go/median/internal/adaptertest"
+	"github.com/median-go/median/protocol"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -13,4 +23,35 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // TestConformance runs the shared adapter cases (internal/adaptertest).
 func TestConformance(t *testing.T) {
 	adaptertest.Run(t, adaptertest.Chi)
+}
+
+// TestToolSeesChisRequestID checks that a tool mounted with Mount finds
+// what chi's own RequestID middleware put on the request's context.
+func TestToolSeesChisRequestID(t *testing.T) {
+	reqID := protocol.NewTool("req_id", protocol.RiskLow, "Answers chi's request id.",
+		func(ctx context.Context, _ protocol.ToolCall[struct{}]) (string, error) {
+			return middleware.GetReqID(ctx), nil
+		})
+	h, err := protocol.New(protocol.Config{Keys: []string{adaptertest.Key}, Tools: []*protocol.Tool{reqID}, Now: func() time.Time { return adaptertest.Now }})
+	assert.NoError(t, err)
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID)
+	chimedian.Mount(r, adaptertest.Path, h)
+
+	body := adaptertest.ToolCall("req_id", "call_req_id", `{}`)
+	req := httptest.NewRequest(http.MethodPost, adaptertest.Path, bytes.NewReader(body))
+	req.Header.Set(adaptertest.SignatureHeader, adaptertest.MustKey(adaptertest.Key).Sign(adaptertest.Now, body))
+	req.Header.Set("X-Request-Id", "req-chi")
+	w := httptest.NewRecorder()
+	r.ServeHTTP(w, req)
+	assert.JSONEq(t, `{"result":"req-chi"}`, w.Body.String())
+}
+
+// TestMountTakesOneHandler checks that a second handler is refused when
+// the route is registered, not silently dropped.
+func TestMountTakesOneHandler(t *testing.T) {
+	h, _ := adaptertest.NewHandler()
+	noop := http.NotFoundHandler()
+	assert.PanicsWithValue(t, "chimedian: Mount takes at most one handler (chi routes one handler per route): add the others as middleware with r.With",
+		func() { chimedian.Mount(chi.NewRouter(), "/median", h, noop, noop) })
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/median-go/median/chimedian"
 	"github.com/median-go/median/protocol"
@@ -30,13 +31,13 @@ type Order struct {
 
 func lookupOrder(_ context.Context, call protocol.ToolCall[OrderIn]) (Order, error) {
 	if _, ok := call.Visitor.ExternalID(); !ok {
-		return Order{}, protocol.NotSignedIn("Ask the customer to sign in first.")
+		return Order{}, protocol.Refuse("not_signed_in", "Ask the customer to sign in first.")
 	}
 	return Order{OrderID: call.Input.OrderID, Status: "shipped"}, nil
 }
 
-// Mount serves the endpoint; the Handler runs the registered tools.
-func ExampleMount() {
+// newHandler builds the Handler of the examples, with one tool.
+func newHandler() *protocol.Handler {
 	h, err := protocol.New(protocol.Config{
 		Keys:  []string{exampleKey},
 		Tools: []*protocol.Tool{protocol.NewTool("lookup_order", protocol.RiskLow, "Looks up one of the customer's orders.", lookupOrder)},
@@ -44,78 +45,145 @@ func ExampleMount() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	return h
+}
+
+const lookupCall = `{"tool":"lookup_order","toolCallId":"call_1","input":{"orderId":"A-1001"},
+	"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`
+
+// Mount serves the endpoint on a group; the Handler's tools answer.
+func ExampleMount() {
 	r := chi.NewRouter()
 	r.Route("/api", func(r chi.Router) {
-		chimedian.Mount(r, "/median", h)
+		chimedian.Mount(r, "/median", newHandler())
 	})
 
-	fmt.Println(send(r, "/api/median", `{"tool":"lookup_order","toolCallId":"call_1","input":{"orderId":"A-1001"},
-		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`))
-	// Output: 200 {"result":{"orderId":"A-1001","status":"shipped"}}
+	fmt.Println(send(r, "/api/median", lookupCall))
+	fmt.Println(send(r, "/api/median/", strings.Replace(lookupCall, "call_1", "call_2", 1)))
+	// Output:
+	// 200 {"result":{"orderId":"A-1001","status":"shipped"}}
+	// 200 {"result":{"orderId":"A-1001","status":"shipped"}}
 }
 
-// Middleware verifies the request; your handler answers the call.
-func ExampleMiddleware() {
-	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}})
+// Mount with a handler: the middleware verifies every request and answers
+// all but verified tool calls, which your handler answers with Respond.
+func ExampleMount_handler() {
+	r := chi.NewRouter()
+	r.Route("/api", func(r chi.Router) {
+		chimedian.Mount(r, "/median", newHandler(), http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			call, _ := chimedian.CallFrom(req)
+			if call.Tool != "lookup_order" {
+				chimedian.Respond(w, req, nil, protocol.UnknownTool(call.Tool))
+				return
+			}
+			var in OrderIn
+			if err := call.BindInput(&in); err != nil {
+				chimedian.Respond(w, req, nil, err) // answered 400 invalid_input
+				return
+			}
+			chimedian.Respond(w, req, Order{OrderID: in.OrderID, Status: "in transit"}, nil)
+		}))
+	})
+
+	fmt.Println(send(r, "/api/median", lookupCall))
+	// Output: 200 {"result":{"orderId":"A-1001","status":"in transit"}}
+}
+
+// New is the handler Mount registers: the Handler itself. What chi's
+// middleware puts on the request's context reaches the tool's ctx.
+func ExampleNew() {
+	whoami := protocol.NewTool("request_id", protocol.RiskLow, "Tells the request's id.",
+		func(ctx context.Context, _ protocol.ToolCall[struct{}]) (string, error) {
+			return middleware.GetReqID(ctx), nil
+		})
+	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: []*protocol.Tool{whoami}})
 	if err != nil {
 		log.Fatal(err)
 	}
 	r := chi.NewRouter()
-	r.With(chimedian.Middleware(h)).Handle("/median", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		call, _ := chimedian.CallFrom(req)
-		if call.Tool != "lookup_order" {
-			chimedian.Respond(w, req, nil, protocol.UnknownTool(call.Tool))
-			return
-		}
-		var in OrderIn
-		if err := call.BindInput(&in); err != nil {
-			chimedian.Respond(w, req, nil, err) // answered 400 invalid_input
-			return
-		}
-		chimedian.Respond(w, req, Order{OrderID: in.OrderID, Status: "in transit"}, nil)
+	r.Use(middleware.RequestID)
+	r.Handle("/median", chimedian.New(h)) // Mount also registers "/median/"
+
+	fmt.Println(send(r, "/median", `{"tool":"request_id","toolCallId":"call_3","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false}}}`))
+	// Output: 200 {"result":"req-42"}
+}
+
+// Middleware with chi's With: it answers the manifest, refusals and the
+// 405 itself, and the handler does not run.
+func ExampleMiddleware() {
+	r := chi.NewRouter()
+	r.With(chimedian.Middleware(newHandler())).Handle("/median", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		chimedian.Respond(w, req, "reached the handler", nil)
 	}))
 
-	fmt.Println(send(r, "/median", `{"tool":"lookup_order","toolCallId":"call_2","input":{"orderId":"B-2002"},
-		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false}}}`))
-	// Output: 200 {"result":{"orderId":"B-2002","status":"in transit"}}
+	fmt.Println(send(r, "/median", lookupCall))
+	req := httptest.NewRequest(http.MethodPost, "/median", strings.NewReader(lookupCall)) // unsigned
+	w := httptest.NewRecorder()
+	r.ServeHTTP(w, req)
+	fmt.Println(w.Code, strings.Contains(w.Body.String(), `"code":"missing_signature"`))
+	// Output:
+	// 200 {"result":"reached the handler"}
+	// 401 true
 }
 
-// VisitorFrom gives the handler behind the middleware the visitor:
-// authorize on its ExternalID, which is set only when Median verified it.
-func ExampleVisitorFrom() {
-	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}})
-	if err != nil {
-		log.Fatal(err)
-	}
+// CallFrom gives the handler behind the middleware the verified call.
+func ExampleCallFrom() {
 	r := chi.NewRouter()
-	r.With(chimedian.Middleware(h)).Post("/median", func(w http.ResponseWriter, req *http.Request) {
+	chimedian.Mount(r, "/median", newHandler(), http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		call, _ := chimedian.CallFrom(req)
+		chimedian.Respond(w, req, map[string]string{"tool": call.Tool, "conversation": call.ConversationID}, nil)
+	}))
+
+	fmt.Println(send(r, "/median", lookupCall))
+	// Output: 200 {"result":{"conversation":"conv_1","tool":"lookup_order"}}
+}
+
+// VisitorFrom gives the handler the visitor: authorize on its ExternalID,
+// which is set only when Median verified it.
+func ExampleVisitorFrom() {
+	r := chi.NewRouter()
+	chimedian.Mount(r, "/median", newHandler(), http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		visitor, _ := chimedian.VisitorFrom(req)
 		id, ok := visitor.ExternalID()
 		if !ok {
-			chimedian.Respond(w, req, nil, protocol.NotSignedIn("Ask the customer to sign in first."))
+			chimedian.Respond(w, req, nil, protocol.Refuse("not_signed_in", "Ask the customer to sign in first."))
 			return
 		}
 		chimedian.Respond(w, req, map[string]string{"customer": id}, nil)
-	})
+	}))
 
-	fmt.Println(send(r, "/median", `{"tool":"whoami","toolCallId":"call_3","input":{},
-		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false,"email":"ada@example.com"}}}`))
 	fmt.Println(send(r, "/median", `{"tool":"whoami","toolCallId":"call_4","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false,"email":"ada@example.com"}}}`))
+	fmt.Println(send(r, "/median", `{"tool":"whoami","toolCallId":"call_5","input":{},
 		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`))
 	// Output:
 	// 200 {"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Ask the customer to sign in first."}}
 	// 200 {"result":{"customer":"user_7"}}
 }
 
-// send POSTs body to path as Median would, signed now, and returns the
-// answer's status and body.
+// Respond answers the call: an error is execution_failed with its message,
+// which the agent reads.
+func ExampleRespond() {
+	r := chi.NewRouter()
+	chimedian.Mount(r, "/median", newHandler(), http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		chimedian.Respond(w, req, nil, fmt.Errorf("the order service is down"))
+	}))
+
+	fmt.Println(send(r, "/median", lookupCall))
+	// Output: 200 {"error":{"code":"execution_failed","message":"the order service is down"}}
+}
+
+// send POSTs body to path as Median would, signed now, with an
+// X-Request-Id, and returns the answer's status and body.
 func send(h http.Handler, path, body string) string {
-	sig, err := protocol.Sign(exampleKey, time.Now(), []byte(body))
+	key, err := protocol.ParseKey(exampleKey)
 	if err != nil {
 		log.Fatal(err)
 	}
 	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
-	req.Header.Set(protocol.SignatureHeader, sig)
+	req.Header.Set("Median-Signature", key.Sign(time.Now(), []byte(body)))
+	req.Header.Set("X-Request-Id", "req-42")
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
 	return fmt.Sprint(w.Code, " ", w.Body.String())

@@ -1,27 +1,42 @@
 // Package echomedian mounts the Median tool endpoint on an echo (v4) server.
 //
-// It only moves bytes between echo and [protocol.Handler]: every check and
-// every answer comes from the core, so an endpoint served through echo
-// answers byte for byte what it would answer on net/http.
+// It only moves requests between echo and [protocol.Handler]: every check
+// and every answer comes from the core, so an endpoint served through echo
+// answers byte for byte what it answers on net/http.
 //
-// Two ways to use it:
+// Two ways to mount it, both with [Mount]:
 //
-//   - [Mount] (or [New]) lets the Handler answer everything: signature,
-//     body, the tools registered with [protocol.NewTool], the manifest and
-//     diagnostics.
-//   - [Middleware] only verifies; your own echo handler reads the call with
-//     [CallFrom] (and the visitor with [VisitorFrom]) and answers it with
-//     [Respond].
+//	echomedian.Mount(api, "/median", h)           // the Handler's tools answer
+//	echomedian.Mount(api, "/median", h, answer)   // your handler answers verified calls
 //
-// Methods your router does not route are answered by the router: [Mount]
-// registers echo's Any methods plus the short list in [ExtraMethods], so any
-// other method (a custom one) gets echo's own 405 JSON before the Handler
-// sees it. Median only sends GET and POST.
+// In the first form ([New]) the Handler answers everything: signature,
+// body, the tools registered with [protocol.NewTool], the GET manifest and
+// diagnostics. In the second, [Middleware] verifies and answers everything
+// but verified tool calls, which reach your handler: it reads the call with
+// [CallFrom] (and the visitor with [VisitorFrom]) and answers it with
+// [Respond]. Either way Mount registers the path with and without a
+// trailing slash for every method echo's Any routes (the nine standard
+// ones, PROPFIND and REPORT), so the contract's 405 and the manifest always
+// come from the core. A method outside that set (PURGE, MKCOL) gets echo's
+// own 405; Median only sends GET and POST.
+//
+// A panic in your handler is answered execution_failed the first time, by
+// the core, whatever recovery middleware (middleware.Recover) runs
+// outside; the stack goes to the Handler's logger. An error your handler
+// returns is its answer too, as if it called Respond(c, nil, err): echo's
+// error handler never writes a page of its own on the Median path.
+//
+// Values reach tools: a tool's ctx (and the request's context behind
+// Middleware) falls back to the echo context's store, so what earlier
+// middleware stored with c.Set(key, v) is ctx.Value(key) for a string key.
+// Cancellation, deadline and the request context's own values stay the
+// request's. The store is read only while the request is served: echo
+// reuses its contexts, so a goroutine that outlives the request sees only
+// the request context's values.
 package echomedian
 
 import (
-	"bytes"
-	"io"
+	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -29,92 +44,110 @@ import (
 	"github.com/median-go/median/protocol"
 )
 
-// callKey is the echo context key the middleware stores the call under.
-const callKey = "median.call"
-
 // Router is what [Mount] registers on: *echo.Echo and *echo.Group both
-// satisfy it.
+// satisfy it. echo has no interface of its own for the two.
 type Router interface {
 	Any(path string, handler echo.HandlerFunc, middleware ...echo.MiddlewareFunc) []*echo.Route
-	Match(methods []string, path string, handler echo.HandlerFunc, middleware ...echo.MiddlewareFunc) []*echo.Route
 }
 
-// New returns an echo handler that answers the Median endpoint with h. It
-// never returns an error: every answer, refusals included, is written here.
-// Register it for every method (echo's Any), so that methods other than GET
-// and POST get the contract's 405 answer; [Mount] does that for you.
+var (
+	_ Router = (*echo.Echo)(nil)
+	_ Router = (*echo.Group)(nil)
+)
+
+// New returns an echo handler that answers the Median endpoint with h: the
+// Handler's registered tools answer the calls. It never returns an error:
+// every answer, refusals included, is written here. Register it on the
+// path and the path with a trailing slash for every method (echo's Any);
+// [Mount] does that for you.
 func New(h *protocol.Handler) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		h.Serve(c.Request().Context(), protocol.RequestFromHTTP(c.Request())).WriteTo(c.Response())
+		ctx := newContext(c, nil)
+		defer ctx.detach()
+		h.ServeHTTP(c.Response(), c.Request().WithContext(ctx))
 		return nil
 	}
 }
 
-// ExtraMethods are the methods [Mount] registers beyond echo's Any
-// (CONNECT, DELETE, GET, HEAD, OPTIONS, PATCH, POST, PROPFIND, PUT, TRACE,
-// REPORT), so that they too get the contract's 405 answer instead of echo's
-// 405 page: the other WebDAV methods, PURGE (caches) and QUERY.
-var ExtraMethods = []string{"PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "PURGE", "QUERY"}
-
 // Mount registers the Median endpoint at path on r, an *echo.Echo or an
-// *echo.Group, for every method of echo's Any and [ExtraMethods]. When path
-// does not end in "/", path+"/" is registered too, so that echo's 404 page
-// (or a trailing-slash middleware) never answers on the Median path. Use it
-// when the Handler's registered tools answer every call.
-func Mount(r Router, path string, h *protocol.Handler) {
-	handler := New(h)
+// *echo.Group, with and without a trailing slash, for every method of
+// echo's Any.
+//
+// With no handler it mounts [New](h). With a handler it mounts the handler
+// behind [Middleware](h): your handler answers the verified tool calls with
+// [Respond]; everything else is answered before it. echo routes one
+// handler per route: pass at most one, and add other middleware to the
+// group. Mount panics when given more, as echo does on a bad route.
+func Mount(r Router, path string, h *protocol.Handler, handler ...echo.HandlerFunc) {
+	var (
+		endpoint   echo.HandlerFunc
+		middleware []echo.MiddlewareFunc
+	)
+	switch len(handler) {
+	case 0:
+		endpoint = New(h)
+	case 1:
+		endpoint, middleware = handler[0], []echo.MiddlewareFunc{Middleware(h)}
+	default:
+		panic("echomedian: Mount takes at most one handler (echo routes one handler per route): add the others as middleware on the group")
+	}
 	for _, p := range paths(path) {
-		r.Any(p, handler)
-		r.Match(ExtraMethods, p, handler)
+		r.Any(p, endpoint, middleware...)
 	}
 }
 
-// paths returns path and, when it does not end in "/", path+"/".
+// paths returns the paths Mount registers: path without its trailing
+// slash and with it, or "/" alone for the root.
 func paths(path string) []string {
-	if strings.HasSuffix(path, "/") {
+	base := strings.TrimSuffix(path, "/")
+	if base == "" {
 		return []string{path}
 	}
-	return []string{path, path + "/"}
+	return []string{base, base + "/"}
 }
 
-// Middleware returns echo middleware that verifies Median's requests with h
-// and lets only verified tool calls through to the next handler, which
-// answers with [Respond]. Everything else (a refusal, the GET manifest, the
-// diagnostics answer, the stored answer of a repeated toolCallId) is answered
-// here and the next handler does not run.
+// Middleware returns echo middleware that verifies Median's requests with
+// h ([protocol.Handler.Middleware]) and lets only verified tool calls
+// through to the next handler, which answers with [Respond]. Everything
+// else (a refusal, the GET manifest, the diagnostics answer, the stored
+// answer of a repeated toolCallId, the 405) is answered here and the next
+// handler does not run.
 //
-// The call is stored on the echo context ([CallFrom]) and on the request's
-// context.Context ([protocol.CallFromContext]), and the body it read is given
-// back: the next handler reads c.Request().Body (or binds it) as Median sent
-// it. Answer every call that gets through with Respond; a call your handler
-// leaves unanswered (or panics on) gets execution_failed stored for its
-// toolCallId, so a repeat is answered at once.
+// The next handler finds the call with [CallFrom] (it is on
+// c.Request().Context()) and reads c.Request().Body as Median sent it. An
+// error it returns is answered like Respond(c, nil, err). A call it leaves
+// unanswered gets execution_failed kept for its toolCallId, so a repeat is
+// answered at once; a panic in it is recovered, logged and answered
+// execution_failed. The middleware itself never returns an error. Prefer
+// [Mount] with a handler, which also registers every method and the
+// trailing slash.
 func Middleware(h *protocol.Handler) echo.MiddlewareFunc {
+	mw := h.Middleware(serveNext)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			ctx := c.Request().Context()
-			call, resp, ok := h.Verify(ctx, protocol.RequestFromHTTP(c.Request()))
-			if !ok {
-				resp.WriteTo(c.Response())
-				return nil
-			}
-			c.Set(callKey, call)
-			r := c.Request().WithContext(protocol.ContextWithCall(ctx, call))
-			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(call.Body)), int64(len(call.Body))
-			c.SetRequest(r)
-			defer protocol.Settle(ctx, call) // a handler that never answered still releases the toolCallId
-			return next(c)
+			ctx := newContext(c, next)
+			defer ctx.detach()
+			mw.ServeHTTP(c.Response(), c.Request().WithContext(ctx))
+			return nil
 		}
 	}
 }
 
-// CallFrom returns the call that [Middleware] verified for this request, and
-// false when the middleware did not run.
-func CallFrom(c echo.Context) (*protocol.Call, bool) {
-	if call, ok := c.Get(callKey).(*protocol.Call); ok && call != nil {
-		return call, true
+// serveNext is what [protocol.Handler.Middleware] runs for a verified
+// call: the next echo handler, on the verified request; an error it
+// returns is its answer.
+var serveNext http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ctx := contextFrom(r.Context())
+	ctx.c.SetRequest(r)
+	if err := ctx.next(ctx.c); err != nil {
+		protocol.Respond(w, r, nil, err)
 	}
-	return protocol.CallFromContext(c.Request().Context())
+})
+
+// CallFrom returns the call that [Middleware] verified for this request,
+// and false when the middleware did not run.
+func CallFrom(c echo.Context) (*protocol.Call, bool) {
+	return protocol.CallFrom(c.Request().Context())
 }
 
 // VisitorFrom returns the visitor of the call that [Middleware] verified,
@@ -128,15 +161,15 @@ func VisitorFrom(c echo.Context) (protocol.Visitor, bool) {
 	return call.Visitor, true
 }
 
-// Respond answers the call that [Middleware] verified: result as
-// {"result": …}, a [*protocol.Refusal] (as result or as err) as a refusal
-// result, [protocol.UnknownTool] (for a tool you do not know) or a bind
-// error from [protocol.Call.BindInput] as that 4xx error, or any other err as
-// execution_failed. A call is answered once: a second Respond writes
-// nothing. Without the middleware it answers execution_failed saying so.
-// It returns nil, so a handler can end with return echomedian.Respond(c, out, err).
+// Respond answers the call that [Middleware] verified ([protocol.Respond]):
+// result as {"result": …}, a [*protocol.Refusal] (as result or as err) as
+// a refusal result, [protocol.UnknownTool] or an invalid_input error from
+// [protocol.Call.BindInput] as that error, any other err as
+// execution_failed. The answer is kept for replays. A call is answered
+// once: a second Respond writes nothing. Without the middleware it answers
+// execution_failed saying so. It returns nil, so a handler can end with
+// return echomedian.Respond(c, out, err).
 func Respond(c echo.Context, result any, err error) error {
-	call, _ := CallFrom(c)
-	protocol.Respond(c.Request().Context(), call, result, err).WriteTo(c.Response())
+	protocol.Respond(c.Response(), c.Request(), result, err)
 	return nil
 }

@@ -1,9 +1,17 @@
 package echomedian_test
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/median-go/median/echomedian"
@@ -17,8 +25,75 @@ func TestConformance(t *testing.T) {
 	adaptertest.Run(t, adaptertest.Echo)
 }
 
-// Mount takes the echo app and its groups alike.
-var (
-	_ echomedian.Router = (*echo.Echo)(nil)
-	_ echomedian.Router = (*echo.Group)(nil)
-)
+// signed returns a signed POST of body to adaptertest.Path on ctx.
+func signed(ctx context.Context, body []byte) *http.Request {
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, adaptertest.Path, bytes.NewReader(body))
+	req.Header.Set(adaptertest.SignatureHeader, adaptertest.MustKey(adaptertest.Key).Sign(adaptertest.Now, body))
+	return req
+}
+
+// TestReturnedErrorIsTheAnswer checks that an error the handler returns
+// is answered through the core, so echo's error handler never writes its
+// own page on the Median path, and that the answer is kept for replays.
+func TestReturnedErrorIsTheAnswer(t *testing.T) {
+	h, _ := adaptertest.NewHandler()
+	e := echo.New()
+	errorHandlerRan := false
+	e.HTTPErrorHandler = func(err error, c echo.Context) {
+		errorHandlerRan = true
+		_ = c.String(http.StatusTeapot, "echo's page")
+	}
+	runs := 0
+	echomedian.Mount(e, adaptertest.Path, h, func(c echo.Context) error {
+		runs++
+		return errors.New("the order service is down")
+	})
+
+	body := adaptertest.ToolCall(adaptertest.ToolCustom, "call_err", `{}`)
+	for range 2 {
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, signed(context.Background(), body))
+		assert.Equal(t, http.StatusOK, w.Code)
+		assert.JSONEq(t, `{"error":{"code":"execution_failed","message":"the order service is down"}}`, w.Body.String())
+	}
+	assert.Equal(t, 1, runs, "the repeat gets the kept answer")
+	assert.False(t, errorHandlerRan)
+}
+
+// TestToolSeesTheRequestsDeadline checks that the tool's ctx keeps the
+// request context's deadline while it falls back to echo's store.
+func TestToolSeesTheRequestsDeadline(t *testing.T) {
+	h, runs := adaptertest.NewHandler()
+	e := echo.New()
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			c.Set(adaptertest.ValueKey, "from-echo")
+			return next(c)
+		}
+	})
+	echomedian.Mount(e, adaptertest.Path, h)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	w := httptest.NewRecorder()
+	e.ServeHTTP(w, signed(ctx, adaptertest.ToolCall(adaptertest.ToolValue, "call_deadline", `{}`)))
+	assert.JSONEq(t, `{"result":{"value":"from-echo"}}`, w.Body.String())
+
+	ctxs := runs.Contexts()
+	require.Len(t, ctxs, 1)
+	want, _ := ctx.Deadline()
+	got, ok := ctxs[0].Deadline()
+	assert.True(t, ok)
+	assert.Equal(t, want, got)
+	cancel()
+	assert.ErrorIs(t, ctxs[0].Err(), context.Canceled, "the tool's ctx is cancelled with the request's")
+}
+
+// TestMountTakesOneHandler checks that a second handler is refused when
+// the route is registered, not silently dropped.
+func TestMountTakesOneHandler(t *testing.T) {
+	h, _ := adaptertest.NewHandler()
+	noop := func(echo.Context) error { return nil }
+	assert.PanicsWithValue(t, "echomedian: Mount takes at most one handler (echo routes one handler per route): add the others as middleware on the group",
+		func() { echomedian.Mount(echo.New(), "/median", h, noop, noop) })
+}

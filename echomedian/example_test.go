@@ -30,13 +30,13 @@ type Order struct {
 
 func lookupOrder(_ context.Context, call protocol.ToolCall[OrderIn]) (Order, error) {
 	if _, ok := call.Visitor.ExternalID(); !ok {
-		return Order{}, protocol.NotSignedIn("Ask the customer to sign in first.")
+		return Order{}, protocol.Refuse("not_signed_in", "Ask the customer to sign in first.")
 	}
 	return Order{OrderID: call.Input.OrderID, Status: "shipped"}, nil
 }
 
-// Mount serves the endpoint; the Handler runs the registered tools.
-func ExampleMount() {
+// newHandler builds the Handler of the examples, with one tool.
+func newHandler() *protocol.Handler {
 	h, err := protocol.New(protocol.Config{
 		Keys:  []string{exampleKey},
 		Tools: []*protocol.Tool{protocol.NewTool("lookup_order", protocol.RiskLow, "Looks up one of the customer's orders.", lookupOrder)},
@@ -44,22 +44,29 @@ func ExampleMount() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	e := echo.New()
-	echomedian.Mount(e.Group("/api"), "/median", h)
-
-	fmt.Println(send(e, "/api/median", `{"tool":"lookup_order","toolCallId":"call_1","input":{"orderId":"A-1001"},
-		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`))
-	// Output: 200 {"result":{"orderId":"A-1001","status":"shipped"}}
+	return h
 }
 
-// Middleware verifies the request; your handler answers the call.
-func ExampleMiddleware() {
-	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}})
-	if err != nil {
-		log.Fatal(err)
-	}
+const lookupCall = `{"tool":"lookup_order","toolCallId":"call_1","input":{"orderId":"A-1001"},
+	"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`
+
+// Mount serves the endpoint on a group; the Handler's tools answer.
+func ExampleMount() {
 	e := echo.New()
-	e.Any("/median", func(c echo.Context) error {
+	echomedian.Mount(e.Group("/api"), "/median", newHandler())
+
+	fmt.Println(send(e, "/api/median", lookupCall))
+	fmt.Println(send(e, "/api/median/", strings.Replace(lookupCall, "call_1", "call_2", 1)))
+	// Output:
+	// 200 {"result":{"orderId":"A-1001","status":"shipped"}}
+	// 200 {"result":{"orderId":"A-1001","status":"shipped"}}
+}
+
+// Mount with a handler: the middleware verifies every request and answers
+// all but verified tool calls, which your handler answers with Respond.
+func ExampleMount_handler() {
+	e := echo.New()
+	echomedian.Mount(e.Group("/api"), "/median", newHandler(), func(c echo.Context) error {
 		call, _ := echomedian.CallFrom(c)
 		if call.Tool != "lookup_order" {
 			return echomedian.Respond(c, nil, protocol.UnknownTool(call.Tool))
@@ -69,48 +76,113 @@ func ExampleMiddleware() {
 			return echomedian.Respond(c, nil, err) // answered 400 invalid_input
 		}
 		return echomedian.Respond(c, Order{OrderID: in.OrderID, Status: "in transit"}, nil)
-	}, echomedian.Middleware(h))
+	})
 
-	fmt.Println(send(e, "/median", `{"tool":"lookup_order","toolCallId":"call_2","input":{"orderId":"B-2002"},
-		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false}}}`))
-	// Output: 200 {"result":{"orderId":"B-2002","status":"in transit"}}
+	fmt.Println(send(e, "/api/median", lookupCall))
+	// Output: 200 {"result":{"orderId":"A-1001","status":"in transit"}}
 }
 
-// VisitorFrom gives the handler behind the middleware the visitor:
-// authorize on its ExternalID, which is set only when Median verified it.
-func ExampleVisitorFrom() {
-	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}})
+// New is the handler Mount registers. What earlier middleware stores with
+// c.Set (a string key) reaches the tool's ctx.
+func ExampleNew() {
+	whoami := protocol.NewTool("request_id", protocol.RiskLow, "Tells the request's id.",
+		func(ctx context.Context, _ protocol.ToolCall[struct{}]) (string, error) {
+			id, _ := ctx.Value("request_id").(string)
+			return id, nil
+		})
+	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: []*protocol.Tool{whoami}})
 	if err != nil {
 		log.Fatal(err)
 	}
 	e := echo.New()
-	e.POST("/median", func(c echo.Context) error {
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			c.Set("request_id", c.Request().Header.Get("X-Request-Id"))
+			return next(c)
+		}
+	})
+	e.Any("/median", echomedian.New(h)) // Mount also registers "/median/"
+
+	fmt.Println(send(e, "/median", `{"tool":"request_id","toolCallId":"call_3","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false}}}`))
+	// Output: 200 {"result":"req-42"}
+}
+
+// Middleware on a route of your own: it answers the manifest, refusals
+// and the 405 itself, and the handler does not run.
+func ExampleMiddleware() {
+	e := echo.New()
+	e.Any("/median", func(c echo.Context) error {
+		return echomedian.Respond(c, "reached the handler", nil)
+	}, echomedian.Middleware(newHandler()))
+
+	fmt.Println(send(e, "/median", lookupCall))
+	req := httptest.NewRequest(http.MethodPost, "/median", strings.NewReader(lookupCall)) // unsigned
+	w := httptest.NewRecorder()
+	e.ServeHTTP(w, req)
+	fmt.Println(w.Code, strings.Contains(w.Body.String(), `"code":"missing_signature"`))
+	// Output:
+	// 200 {"result":"reached the handler"}
+	// 401 true
+}
+
+// CallFrom gives the handler behind the middleware the verified call.
+func ExampleCallFrom() {
+	e := echo.New()
+	echomedian.Mount(e, "/median", newHandler(), func(c echo.Context) error {
+		call, _ := echomedian.CallFrom(c)
+		return echomedian.Respond(c, map[string]string{"tool": call.Tool, "conversation": call.ConversationID}, nil)
+	})
+
+	fmt.Println(send(e, "/median", lookupCall))
+	// Output: 200 {"result":{"conversation":"conv_1","tool":"lookup_order"}}
+}
+
+// VisitorFrom gives the handler the visitor: authorize on its ExternalID,
+// which is set only when Median verified it.
+func ExampleVisitorFrom() {
+	e := echo.New()
+	echomedian.Mount(e, "/median", newHandler(), func(c echo.Context) error {
 		visitor, _ := echomedian.VisitorFrom(c)
 		id, ok := visitor.ExternalID()
 		if !ok {
-			return echomedian.Respond(c, nil, protocol.NotSignedIn("Ask the customer to sign in first."))
+			return echomedian.Respond(c, nil, protocol.Refuse("not_signed_in", "Ask the customer to sign in first."))
 		}
 		return echomedian.Respond(c, map[string]string{"customer": id}, nil)
-	}, echomedian.Middleware(h))
+	})
 
-	fmt.Println(send(e, "/median", `{"tool":"whoami","toolCallId":"call_3","input":{},
-		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false,"email":"ada@example.com"}}}`))
 	fmt.Println(send(e, "/median", `{"tool":"whoami","toolCallId":"call_4","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false,"email":"ada@example.com"}}}`))
+	fmt.Println(send(e, "/median", `{"tool":"whoami","toolCallId":"call_5","input":{},
 		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`))
 	// Output:
 	// 200 {"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Ask the customer to sign in first."}}
 	// 200 {"result":{"customer":"user_7"}}
 }
 
-// send POSTs body to path as Median would, signed now, and returns the
-// answer's status and body.
+// Respond answers the call: an error is execution_failed with its message,
+// which the agent reads. Returning the error from the handler answers the
+// same.
+func ExampleRespond() {
+	e := echo.New()
+	echomedian.Mount(e, "/median", newHandler(), func(c echo.Context) error {
+		return echomedian.Respond(c, nil, fmt.Errorf("the order service is down"))
+	})
+
+	fmt.Println(send(e, "/median", lookupCall))
+	// Output: 200 {"error":{"code":"execution_failed","message":"the order service is down"}}
+}
+
+// send POSTs body to path as Median would, signed now, with an
+// X-Request-Id, and returns the answer's status and body.
 func send(h http.Handler, path, body string) string {
-	sig, err := protocol.Sign(exampleKey, time.Now(), []byte(body))
+	key, err := protocol.ParseKey(exampleKey)
 	if err != nil {
 		log.Fatal(err)
 	}
 	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
-	req.Header.Set(protocol.SignatureHeader, sig)
+	req.Header.Set("Median-Signature", key.Sign(time.Now(), []byte(body)))
+	req.Header.Set("X-Request-Id", "req-42")
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
 	return fmt.Sprint(w.Code, " ", w.Body.String())

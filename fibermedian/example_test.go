@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/requestid"
 
 	"github.com/median-go/median/fibermedian"
 	"github.com/median-go/median/protocol"
@@ -31,13 +32,13 @@ type Order struct {
 
 func lookupOrder(_ context.Context, call protocol.ToolCall[OrderIn]) (Order, error) {
 	if _, ok := call.Visitor.ExternalID(); !ok {
-		return Order{}, protocol.NotSignedIn("Ask the customer to sign in first.")
+		return Order{}, protocol.Refuse("not_signed_in", "Ask the customer to sign in first.")
 	}
 	return Order{OrderID: call.Input.OrderID, Status: "shipped"}, nil
 }
 
-// Mount serves the endpoint; the Handler runs the registered tools.
-func ExampleMount() {
+// newHandler builds the Handler of the examples, with one tool.
+func newHandler() *protocol.Handler {
 	h, err := protocol.New(protocol.Config{
 		Keys:  []string{exampleKey},
 		Tools: []*protocol.Tool{protocol.NewTool("lookup_order", protocol.RiskLow, "Looks up one of the customer's orders.", lookupOrder)},
@@ -45,22 +46,29 @@ func ExampleMount() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	app := fiber.New()
-	fibermedian.Mount(app.Group("/api"), "/median", h)
-
-	fmt.Println(send(app, "/api/median", `{"tool":"lookup_order","toolCallId":"call_1","input":{"orderId":"A-1001"},
-		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`))
-	// Output: 200 {"result":{"orderId":"A-1001","status":"shipped"}}
+	return h
 }
 
-// Middleware verifies the request; your handler answers the call.
-func ExampleMiddleware() {
-	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}})
-	if err != nil {
-		log.Fatal(err)
-	}
-	app := fiber.New()
-	app.All("/median", fibermedian.Middleware(h), func(c *fiber.Ctx) error {
+const lookupCall = `{"tool":"lookup_order","toolCallId":"call_1","input":{"orderId":"A-1001"},
+	"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`
+
+// Mount serves the endpoint on a group; the Handler's tools answer.
+func ExampleMount() {
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	fibermedian.Mount(app.Group("/api"), "/median", newHandler())
+
+	fmt.Println(send(app, "/api/median", lookupCall))
+	fmt.Println(send(app, "/api/median/", strings.Replace(lookupCall, "call_1", "call_2", 1)))
+	// Output:
+	// 200 {"result":{"orderId":"A-1001","status":"shipped"}}
+	// 200 {"result":{"orderId":"A-1001","status":"shipped"}}
+}
+
+// Mount with handlers: the middleware verifies every request and answers
+// all but verified tool calls, which your handler answers with Respond.
+func ExampleMount_handlers() {
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	fibermedian.Mount(app.Group("/api"), "/median", newHandler(), func(c *fiber.Ctx) error {
 		call, _ := fibermedian.CallFrom(c)
 		if call.Tool != "lookup_order" {
 			return fibermedian.Respond(c, nil, protocol.UnknownTool(call.Tool))
@@ -72,46 +80,135 @@ func ExampleMiddleware() {
 		return fibermedian.Respond(c, Order{OrderID: in.OrderID, Status: "in transit"}, nil)
 	})
 
-	fmt.Println(send(app, "/median", `{"tool":"lookup_order","toolCallId":"call_2","input":{"orderId":"B-2002"},
-		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false}}}`))
-	// Output: 200 {"result":{"orderId":"B-2002","status":"in transit"}}
+	fmt.Println(send(app, "/api/median", lookupCall))
+	// Output: 200 {"result":{"orderId":"A-1001","status":"in transit"}}
 }
 
-// VisitorFrom gives the handler behind the middleware the visitor:
-// authorize on its ExternalID, which is set only when Median verified it.
-func ExampleVisitorFrom() {
-	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}})
+// New is the handler Mount registers. What earlier middleware stores with
+// c.Locals (here fiber's requestid, under "requestid") reaches the tool's
+// ctx.
+func ExampleNew() {
+	whoami := protocol.NewTool("request_id", protocol.RiskLow, "Tells the request's id.",
+		func(ctx context.Context, _ protocol.ToolCall[struct{}]) (string, error) {
+			id, _ := ctx.Value("requestid").(string)
+			return id, nil
+		})
+	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: []*protocol.Tool{whoami}})
 	if err != nil {
 		log.Fatal(err)
 	}
-	app := fiber.New()
-	app.Post("/median", fibermedian.Middleware(h), func(c *fiber.Ctx) error {
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Use(requestid.New())
+	app.All("/median", fibermedian.New(h)) // Mount also registers "/median/"
+
+	fmt.Println(send(app, "/median", `{"tool":"request_id","toolCallId":"call_3","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false}}}`))
+	// Output: 200 {"result":"req-42"}
+}
+
+// Middleware in a chain of your own: it answers the manifest, refusals
+// and the 405 itself, and the next handlers do not run.
+func ExampleMiddleware() {
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.All("/median", fibermedian.Middleware(newHandler()), func(c *fiber.Ctx) error {
+		return fibermedian.Respond(c, "reached the handler", nil)
+	})
+
+	fmt.Println(send(app, "/median", lookupCall))
+	req := httptest.NewRequest(http.MethodPost, "/median", strings.NewReader(lookupCall)) // unsigned
+	res, err := app.Test(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	fmt.Println(res.StatusCode, strings.Contains(string(body), `"code":"missing_signature"`))
+	// Output:
+	// 200 {"result":"reached the handler"}
+	// 401 true
+}
+
+// CallFrom gives the handler behind the middleware the verified call.
+func ExampleCallFrom() {
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	fibermedian.Mount(app, "/median", newHandler(), func(c *fiber.Ctx) error {
+		call, _ := fibermedian.CallFrom(c)
+		return fibermedian.Respond(c, map[string]string{"tool": call.Tool, "conversation": call.ConversationID}, nil)
+	})
+
+	fmt.Println(send(app, "/median", lookupCall))
+	// Output: 200 {"result":{"conversation":"conv_1","tool":"lookup_order"}}
+}
+
+// VisitorFrom gives the handler the visitor: authorize on its ExternalID,
+// which is set only when Median verified it.
+func ExampleVisitorFrom() {
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	fibermedian.Mount(app, "/median", newHandler(), func(c *fiber.Ctx) error {
 		visitor, _ := fibermedian.VisitorFrom(c)
 		id, ok := visitor.ExternalID()
 		if !ok {
-			return fibermedian.Respond(c, nil, protocol.NotSignedIn("Ask the customer to sign in first."))
+			return fibermedian.Respond(c, nil, protocol.Refuse("not_signed_in", "Ask the customer to sign in first."))
 		}
 		return fibermedian.Respond(c, map[string]string{"customer": id}, nil)
 	})
 
-	fmt.Println(send(app, "/median", `{"tool":"whoami","toolCallId":"call_3","input":{},
-		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false,"email":"ada@example.com"}}}`))
 	fmt.Println(send(app, "/median", `{"tool":"whoami","toolCallId":"call_4","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false,"email":"ada@example.com"}}}`))
+	fmt.Println(send(app, "/median", `{"tool":"whoami","toolCallId":"call_5","input":{},
 		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`))
 	// Output:
 	// 200 {"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Ask the customer to sign in first."}}
 	// 200 {"result":{"customer":"user_7"}}
 }
 
-// send POSTs body to path as Median would, signed now, through app in
-// memory, and returns the answer's status and body.
+// Respond answers the call: an error is execution_failed with its message,
+// which the agent reads. Returning the error from the handler answers the
+// same.
+func ExampleRespond() {
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	fibermedian.Mount(app, "/median", newHandler(), func(c *fiber.Ctx) error {
+		return fibermedian.Respond(c, nil, fmt.Errorf("the order service is down"))
+	})
+
+	fmt.Println(send(app, "/median", lookupCall))
+	// Output: 200 {"error":{"code":"execution_failed","message":"the order service is down"}}
+}
+
+// Do runs a fiber app in memory for tests: here it sends a signed call, and
+// it is what conformance.Target.Do takes.
+func ExampleDo() {
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	fibermedian.Mount(app, "/api/median", newHandler())
+	do := fibermedian.Do(app) // conformance.Target{Do: do, URL: "http://example.test/api/median", Key: …}
+
+	key, err := protocol.ParseKey(exampleKey)
+	if err != nil {
+		log.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/api/median", strings.NewReader(lookupCall))
+	req.Header.Set("Median-Signature", key.Sign(time.Now(), []byte(lookupCall)))
+	res, err := do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	fmt.Println(res.StatusCode, res.Header.Get("Content-Type"), string(body))
+	// Output: 200 application/json {"result":{"orderId":"A-1001","status":"shipped"}}
+}
+
+// send POSTs body to path as Median would, signed now, with an
+// X-Request-Id, through app in memory, and returns the answer's status and
+// body.
 func send(app *fiber.App, path, body string) string {
-	sig, err := protocol.Sign(exampleKey, time.Now(), []byte(body))
+	key, err := protocol.ParseKey(exampleKey)
 	if err != nil {
 		log.Fatal(err)
 	}
 	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
-	req.Header.Set(protocol.SignatureHeader, sig)
+	req.Header.Set("Median-Signature", key.Sign(time.Now(), []byte(body)))
+	req.Header.Set("X-Request-Id", "req-42")
 	res, err := fibermedian.Do(app)(req)
 	if err != nil {
 		log.Fatal(err)

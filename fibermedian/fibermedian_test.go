@@ -3,6 +3,7 @@ package fibermedian_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -57,7 +58,7 @@ func TestValuesOutliveTheRequest(t *testing.T) {
 		methods []string
 	)
 	h, _ := adaptertest.NewHandler(func(cfg *protocol.Config) {
-		cfg.Observer = func(ev protocol.Event) {
+		cfg.Observer = func(_ context.Context, ev protocol.Event) {
 			mu.Lock()
 			defer mu.Unlock()
 			methods = append(methods, ev.Method)
@@ -109,7 +110,7 @@ func TestDo(t *testing.T) {
 
 	body := adaptertest.ToolCall(adaptertest.ToolEcho, "call_do", `{"text":"do"}`)
 	req := httptest.NewRequest(http.MethodPost, "/median", strings.NewReader(string(body)))
-	req.Header.Set(protocol.SignatureHeader, protocol.MustParseKey(adaptertest.Key).Sign(adaptertest.Now, body))
+	req.Header.Set(adaptertest.SignatureHeader, adaptertest.MustKey(adaptertest.Key).Sign(adaptertest.Now, body))
 	res, err := do(req)
 	require.NoError(t, err)
 	got, err := io.ReadAll(res.Body)
@@ -123,7 +124,7 @@ func TestDo(t *testing.T) {
 	over := adaptertest.Padded(adaptertest.ToolCall(adaptertest.ToolEcho, "call_over", `{}`), adaptertest.MaxBodyBytes+1)
 	req = httptest.NewRequest(http.MethodPost, "/median", io.MultiReader(strings.NewReader(string(over))))
 	req.ContentLength = -1
-	req.Header.Set(protocol.SignatureHeader, protocol.MustParseKey(adaptertest.Key).Sign(adaptertest.Now, over))
+	req.Header.Set(adaptertest.SignatureHeader, adaptertest.MustKey(adaptertest.Key).Sign(adaptertest.Now, over))
 	res, err = do(req)
 	require.NoError(t, err)
 	require.NoError(t, res.Body.Close())
@@ -210,7 +211,7 @@ func TestStreamedBodyLeftUnreadClosesTheConnection(t *testing.T) {
 
 	over := adaptertest.Padded(adaptertest.ToolCall(adaptertest.ToolEcho, "call_over", `{"text":"o"}`), adaptertest.MaxBodyBytes+100)
 	ok := adaptertest.ToolCall(adaptertest.ToolEcho, "call_ok", `{"text":"o"}`)
-	key := protocol.MustParseKey(adaptertest.Key)
+	key := adaptertest.MustKey(adaptertest.Key)
 	for _, tc := range []struct {
 		name   string
 		body   []byte
@@ -235,7 +236,7 @@ func TestStreamedBodyLeftUnreadClosesTheConnection(t *testing.T) {
 				}
 				require.NoError(t, err)
 				assert.Equal(t, tc.status, res.StatusCode)
-				assert.Equal(t, protocol.ContentType, res.Header.Get("Content-Type"))
+				assert.Equal(t, adaptertest.ContentType, res.Header.Get("Content-Type"))
 				assert.Equal(t, tc.close, res.Close, "Connection: close on the answer")
 				if !tc.close {
 					assert.NoError(t, writeErr, "a body the server reads must be written whole")
@@ -260,7 +261,7 @@ func sendChunked(addr, sig string, body []byte) (*http.Response, error, error) {
 		return nil, nil, err
 	}
 	req.ContentLength = -1 // chunked
-	req.Header.Set(protocol.SignatureHeader, sig)
+	req.Header.Set(adaptertest.SignatureHeader, sig)
 	written := make(chan error, 1)
 	go func() { written <- req.Write(conn) }()
 	res, err := http.ReadResponse(bufio.NewReader(conn), req)
@@ -277,4 +278,71 @@ func sendChunked(addr, sig string, body []byte) (*http.Response, error, error) {
 	}
 	conn.Close()
 	return res, <-written, err
+}
+
+// TestReturnedErrorIsTheAnswer checks that an error the handlers after
+// Middleware return is answered through the core, so fiber's error handler
+// never writes its own page on the Median path, and that the answer is kept
+// for replays.
+func TestReturnedErrorIsTheAnswer(t *testing.T) {
+	h, _ := adaptertest.NewHandler()
+	errorHandlerRan := false
+	app := fiber.New(fiber.Config{DisableStartupMessage: true, ErrorHandler: func(c *fiber.Ctx, err error) error {
+		errorHandlerRan = true
+		return c.Status(http.StatusTeapot).SendString("fiber's page")
+	}})
+	runs := 0
+	fibermedian.Mount(app, adaptertest.Path, h, func(c *fiber.Ctx) error {
+		runs++
+		return fiber.ErrUnauthorized
+	})
+	body := adaptertest.ToolCall(adaptertest.ToolCustom, "call_err", `{}`)
+	for range 2 {
+		req := httptest.NewRequest(http.MethodPost, adaptertest.Path, bytes.NewReader(body))
+		req.Header.Set(adaptertest.SignatureHeader, adaptertest.MustKey(adaptertest.Key).Sign(adaptertest.Now, body))
+		res, err := fibermedian.Do(app)(req)
+		require.NoError(t, err)
+		got, _ := io.ReadAll(res.Body)
+		require.NoError(t, res.Body.Close())
+		assert.Equal(t, http.StatusOK, res.StatusCode)
+		assert.JSONEq(t, `{"error":{"code":"execution_failed","message":"Unauthorized"}}`, string(got))
+	}
+	assert.Equal(t, 1, runs, "the repeat gets the kept answer")
+	assert.False(t, errorHandlerRan)
+}
+
+// TestToolSeesTheUserContext checks that the tool's ctx is the user
+// context an earlier middleware set (its deadline and values), falling
+// back to fiber's locals, and is cancelled with it.
+func TestToolSeesTheUserContext(t *testing.T) {
+	type userKey struct{}
+	h, runs := adaptertest.NewHandler()
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), userKey{}, "from-user-context"), time.Hour)
+	defer cancel()
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Use(func(c *fiber.Ctx) error {
+		c.SetUserContext(ctx)
+		c.Locals(adaptertest.ValueKey, "from-locals")
+		return c.Next()
+	})
+	fibermedian.Mount(app, adaptertest.Path, h)
+
+	body := adaptertest.ToolCall(adaptertest.ToolValue, "call_user_ctx", `{}`)
+	req := httptest.NewRequest(http.MethodPost, adaptertest.Path, bytes.NewReader(body))
+	req.Header.Set(adaptertest.SignatureHeader, adaptertest.MustKey(adaptertest.Key).Sign(adaptertest.Now, body))
+	res, err := fibermedian.Do(app)(req)
+	require.NoError(t, err)
+	got, _ := io.ReadAll(res.Body)
+	require.NoError(t, res.Body.Close())
+	assert.JSONEq(t, `{"result":{"value":"from-locals"}}`, string(got))
+
+	ctxs := runs.Contexts()
+	require.Len(t, ctxs, 1)
+	assert.Equal(t, "from-user-context", ctxs[0].Value(userKey{}))
+	want, _ := ctx.Deadline()
+	deadline, ok := ctxs[0].Deadline()
+	assert.True(t, ok)
+	assert.Equal(t, want, deadline)
+	cancel()
+	assert.ErrorIs(t, ctxs[0].Err(), context.Canceled, "the tool's ctx is cancelled with the user context")
 }

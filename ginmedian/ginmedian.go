@@ -1,114 +1,134 @@
 // Package ginmedian mounts the Median tool endpoint on a gin router.
 //
-// It only moves bytes between gin and [protocol.Handler]: every check and
-// every answer comes from the core, so an endpoint served through gin
-// answers byte for byte what it would answer on net/http.
+// It only moves requests between gin and [protocol.Handler]: every check
+// and every answer comes from the core, so an endpoint served through gin
+// answers byte for byte what it answers on net/http.
 //
-// Two ways to use it:
+// Two ways to mount it, both with [Mount]:
 //
-//   - [Mount] (or [New]) lets the Handler answer everything: signature,
-//     body, the tools registered with [protocol.NewTool], the manifest and
-//     diagnostics.
-//   - [Middleware] only verifies; your own gin handler reads the call with
-//     [CallFrom] (and the visitor with [VisitorFrom]) and answers it with
-//     [Respond].
+//	ginmedian.Mount(api, "/median", h)           // the Handler's tools answer
+//	ginmedian.Mount(api, "/median", h, answer)   // your handlers answer verified calls
 //
-// Methods your router does not route are answered by the router: [Mount]
-// registers gin's Any methods plus the short list in [ExtraMethods], so any
-// other method (a custom one) gets gin's own 404 text before the Handler
-// sees it. Median only sends GET and POST.
+// In the first form ([New]) the Handler answers everything: signature,
+// body, the tools registered with [protocol.NewTool], the GET manifest and
+// diagnostics. In the second, [Middleware] verifies and answers everything
+// but verified tool calls, which reach your handlers: they read the call
+// with [CallFrom] (and the visitor with [VisitorFrom]) and answer it with
+// [Respond]. Either way Mount registers the path with and without a
+// trailing slash, for every method gin's Any routes (GET, POST, PUT, PATCH,
+// HEAD, OPTIONS, DELETE, CONNECT, TRACE), so the contract's 405 and the
+// manifest always come from the core. A method outside that set (PURGE, a
+// WebDAV method) gets gin's own answer (404, or 405 with
+// HandleMethodNotAllowed); Median only sends GET and POST.
+//
+// A panic in your handlers is answered execution_failed the first time, by
+// the core, whatever recovery middleware (gin.Recovery) runs outside; the
+// stack goes to the Handler's logger.
+//
+// Values reach tools: a tool's ctx (and the request's context behind
+// Middleware) falls back to the gin context's keys, so what earlier
+// middleware stored with c.Set(key, v) is ctx.Value(key). Cancellation,
+// deadline and the request context's own values stay the request's. The
+// keys are read only while the request is served: gin reuses its contexts,
+// so a goroutine that outlives the request sees only the request context's
+// values.
+//
+// In gin's debug mode one Mount prints one summary line instead of a line
+// per method and path; see [Mount].
 package ginmedian
 
 import (
-	"bytes"
-	"io"
-	"strings"
+	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/median-go/median/protocol"
 )
 
-// callKey is the gin context key the middleware stores the call under.
-const callKey = "median.call"
+// Mount takes the engine and its groups alike.
+var (
+	_ gin.IRoutes = (*gin.Engine)(nil)
+	_ gin.IRoutes = (*gin.RouterGroup)(nil)
+)
 
-// New returns a gin handler that answers the Median endpoint with h. Register
-// it for every method (gin's Any), so that methods other than GET and POST
-// get the contract's 405 answer; [Mount] does that for you.
+// New returns a gin handler that answers the Median endpoint with h: the
+// Handler's registered tools answer the calls. Register it on the path and
+// the path with a trailing slash for every method (gin's Any); [Mount]
+// does that for you.
 func New(h *protocol.Handler) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		h.Serve(c.Request.Context(), protocol.RequestFromHTTP(c.Request)).WriteTo(c.Writer)
+		ctx := newContext(c)
+		defer ctx.detach()
+		h.ServeHTTP(c.Writer, c.Request.WithContext(ctx))
 	}
 }
-
-// ExtraMethods are the methods [Mount] registers beyond gin's Any (GET,
-// POST, PUT, PATCH, HEAD, OPTIONS, DELETE, CONNECT, TRACE), so that they too
-// get the contract's 405 answer instead of gin's 404 page: the WebDAV
-// methods, PURGE (caches) and QUERY.
-var ExtraMethods = []string{"PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "REPORT", "PURGE", "QUERY"}
 
 // Mount registers the Median endpoint at path on r, a *gin.Engine or a
-// *gin.RouterGroup, for every method of gin's Any and [ExtraMethods]. When
-// path does not end in "/", path+"/" is registered too, so that gin's
-// trailing-slash redirect never answers on the Median path. Use it when the
-// Handler's registered tools answer every call.
-func Mount(r gin.IRoutes, path string, h *protocol.Handler) {
-	handler := New(h)
-	for _, p := range paths(path) {
-		r.Any(p, handler)
-		for _, m := range ExtraMethods {
-			r.Handle(m, p, handler)
+// *gin.RouterGroup, with and without a trailing slash, for every method
+// of gin's Any.
+//
+// With no handlers it mounts [New](h). With handlers it mounts
+// [Middleware](h) followed by them: your handlers answer the verified tool
+// calls with [Respond]; everything else is answered before them.
+//
+// In gin's debug mode, gin prints a line for every route registered (18
+// here). Mount prints one instead, "median endpoint at /api/median and
+// /api/median/, every method --> …", through gin.DebugPrintFunc or to
+// gin.DefaultWriter as gin does; when you set gin.DebugPrintRouteFunc, it
+// is called once per path with the method "ANY". To do so Mount swaps
+// gin.DebugPrintRouteFunc while it registers (debug mode only): register
+// routes from one goroutine, as gin requires anyway. Every method still
+// needs its own route in gin, so registering fewer routes was not an
+// option.
+func Mount(r gin.IRoutes, path string, h *protocol.Handler, handlers ...gin.HandlerFunc) {
+	chain := []gin.HandlerFunc{New(h)}
+	if len(handlers) > 0 {
+		chain = append([]gin.HandlerFunc{Middleware(h)}, handlers...)
+	}
+	registerQuietly(func() {
+		for _, p := range paths(path) {
+			r.Any(p, chain...)
 		}
-	}
-}
-
-// paths returns path and, when it does not end in "/", path+"/".
-func paths(path string) []string {
-	if strings.HasSuffix(path, "/") {
-		return []string{path}
-	}
-	return []string{path, path + "/"}
+	})
 }
 
 // Middleware returns gin middleware that verifies Median's requests with h
-// and lets only verified tool calls through to the next handler, which
-// answers with [Respond]. Everything else (a refusal, the GET manifest, the
-// diagnostics answer, the stored answer of a repeated toolCallId) is answered
-// here and the chain is aborted.
+// ([protocol.Handler.Middleware]) and lets only verified tool calls through
+// to the handlers after it, which answer with [Respond]. Everything else (a
+// refusal, the GET manifest, the diagnostics answer, the stored answer of a
+// repeated toolCallId, the 405) is answered here and the chain is aborted.
 //
-// The call is stored on the gin context ([CallFrom]) and on the request's
-// context.Context ([protocol.CallFromContext]), and the body it read is given
-// back: the next handler reads c.Request.Body as Median sent it. Answer every
-// call that gets through with Respond; a call your handler leaves unanswered
-// (or panics on) gets execution_failed stored for its toolCallId, so a repeat
-// is answered at once.
+// The handlers after it find the call with [CallFrom] (it is on
+// c.Request.Context()) and read c.Request.Body as Median sent it. A call
+// they leave unanswered gets execution_failed kept for its toolCallId, so a
+// repeat is answered at once; a panic in them is recovered, logged and
+// answered execution_failed, and the chain is aborted. Prefer [Mount] with
+// handlers, which also registers every method and the trailing slash.
 func Middleware(h *protocol.Handler) gin.HandlerFunc {
+	mw := h.Middleware(serveNext)
 	return func(c *gin.Context) {
-		ctx := c.Request.Context()
-		call, resp, ok := h.Verify(ctx, protocol.RequestFromHTTP(c.Request))
-		if !ok {
-			resp.WriteTo(c.Writer)
+		ctx := newContext(c)
+		defer ctx.detach()
+		mw.ServeHTTP(c.Writer, c.Request.WithContext(ctx))
+		if !ctx.nextReturned { // answered here, or the chain panicked
 			c.Abort()
-			return
 		}
-		c.Set(callKey, call)
-		r := c.Request.WithContext(protocol.ContextWithCall(ctx, call))
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(call.Body)), int64(len(call.Body))
-		c.Request = r
-		defer protocol.Settle(ctx, call) // a handler that never answered still releases the toolCallId
-		c.Next()
 	}
 }
 
-// CallFrom returns the call that [Middleware] verified for this request, and
-// false when the middleware did not run.
+// serveNext is what [protocol.Handler.Middleware] runs for a verified
+// call: the rest of the gin chain, on the verified request.
+var serveNext http.Handler = http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+	ctx := contextFrom(r.Context())
+	ctx.c.Request = r
+	ctx.c.Next()
+	ctx.nextReturned = true
+})
+
+// CallFrom returns the call that [Middleware] verified for this request,
+// and false when the middleware did not run.
 func CallFrom(c *gin.Context) (*protocol.Call, bool) {
-	if v, ok := c.Get(callKey); ok {
-		if call, ok := v.(*protocol.Call); ok && call != nil {
-			return call, true
-		}
-	}
-	return protocol.CallFromContext(c.Request.Context())
+	return protocol.CallFrom(c.Request.Context())
 }
 
 // VisitorFrom returns the visitor of the call that [Middleware] verified,
@@ -122,13 +142,13 @@ func VisitorFrom(c *gin.Context) (protocol.Visitor, bool) {
 	return call.Visitor, true
 }
 
-// Respond answers the call that [Middleware] verified: result as
-// {"result": …}, a [*protocol.Refusal] (as result or as err) as a refusal
-// result, [protocol.UnknownTool] (for a tool you do not know) or a bind
-// error from [protocol.Call.BindInput] as that 4xx error, or any other err as
-// execution_failed. A call is answered once: a second Respond writes
-// nothing. Without the middleware it answers execution_failed saying so.
+// Respond answers the call that [Middleware] verified ([protocol.Respond]):
+// result as {"result": …}, a [*protocol.Refusal] (as result or as err) as
+// a refusal result, [protocol.UnknownTool] or an invalid_input error from
+// [protocol.Call.BindInput] as that error, any other err as
+// execution_failed. The answer is kept for replays. A call is answered
+// once: a second Respond writes nothing. Without the middleware it answers
+// execution_failed saying so.
 func Respond(c *gin.Context, result any, err error) {
-	call, _ := CallFrom(c)
-	protocol.Respond(c.Request.Context(), call, result, err).WriteTo(c.Writer)
+	protocol.Respond(c.Writer, c.Request, result, err)
 }

@@ -95,6 +95,7 @@ func TestNewGeneratesAWarnedDevKeyWhenNoneIsSet(t *testing.T) {
 		assert.Len(t, d.Key, catalog.DevKeyLength)
 		_, err = protocol.ParseKey(d.Key)
 		require.NoError(t, err, "the development key must be usable")
+		assert.Contains(t, d.Fingerprint, "median key mk_")
 		out := warnings.String()
 		assert.Contains(t, out, "WARNING")
 		assert.Contains(t, out, "DEVELOPMENT key")
@@ -103,10 +104,8 @@ func TestNewGeneratesAWarnedDevKeyWhenNoneIsSet(t *testing.T) {
 
 		// The endpoint accepts calls signed with the development key.
 		body := []byte(`{"op":"diagnostics"}`)
-		sig, err := protocol.Sign(d.Key, time.Now(), body)
-		require.NoError(t, err)
 		req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
-		req.Header.Set(protocol.SignatureHeader, sig)
+		req.Header.Set(catalogtest.SignatureHeader, catalogtest.MustKey(d.Key).Sign(time.Now(), body))
 		rec := httptest.NewRecorder()
 		d.Handler.ServeHTTP(rec, req)
 		assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
@@ -123,7 +122,7 @@ func TestNewUsesTheGivenKeySilently(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, d.DevKey)
 	assert.Empty(t, warnings.String())
-	assert.Equal(t, []string{protocol.MustParseKey(catalogtest.Key).Fingerprint()}, d.Handler.Keys())
+	assert.Equal(t, catalogtest.MustKey(catalogtest.Key).String(), d.Fingerprint)
 }
 
 func TestNewWithAnUnusableKeyAnswers500(t *testing.T) {
@@ -167,15 +166,13 @@ func TestDiagnosticsShowTheFingerprintNotTheKey(t *testing.T) {
 	d := catalogtest.NewDemo(t)
 	rec := httptest.NewRecorder()
 	body := `{"op":"diagnostics"}`
-	sig, err := protocol.Sign(catalogtest.Key, time.Now(), []byte(body))
-	require.NoError(t, err)
 	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
-	req.Header.Set(protocol.SignatureHeader, sig)
+	req.Header.Set(catalogtest.SignatureHeader, catalogtest.MustKey(catalogtest.Key).Sign(time.Now(), []byte(body)))
 	d.Handler.ServeHTTP(rec, req)
 	require.Equal(t, http.StatusOK, rec.Code)
 	var got struct{ Result catalog.Diagnostics }
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
-	assert.Equal(t, protocol.MustParseKey(catalogtest.Key).Fingerprint(), got.Result.KeyFingerprint)
+	assert.Equal(t, catalogtest.MustKey(catalogtest.Key).String(), got.Result.Key)
 	assert.Equal(t, 2, got.Result.ToolCount)
 	assert.Equal(t, "memory", got.Result.ReplayStore)
 	assert.NotEmpty(t, got.Result.Uptime)

@@ -21,10 +21,11 @@ func ExampleNew() {
 
 	mux := http.NewServeMux()
 	mux.Handle("/api/median", demo.Handler)
+	mux.Handle("/api/median/", demo.Handler)
 	if false { // in a real main
 		_ = catalog.Serve(context.Background(), mux)
 	}
-	fmt.Println(len(demo.Handler.Tools()), "tools")
+	fmt.Println(len(catalog.Tools(demo.Orders)), "tools")
 	// Output: 2 tools
 }
 

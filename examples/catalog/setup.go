@@ -11,6 +11,10 @@ import (
 	"github.com/median-go/median/protocol"
 )
 
+// KeyEnv is the environment variable that holds the Median key (the core
+// reads it too when Config.Keys is empty).
+const KeyEnv = "MEDIAN_KEY"
+
 // RedisURLEnv is the environment variable that switches the replay store
 // to Redis, e.g. redis://localhost:6379/0.
 const RedisURLEnv = "MEDIAN_REDIS_URL"
@@ -40,7 +44,7 @@ type Options struct {
 // logger for the core's log lines.
 func FromEnv(logger *slog.Logger) Options {
 	return Options{
-		Key:      os.Getenv(protocol.KeyEnv),
+		Key:      os.Getenv(KeyEnv),
 		RedisURL: os.Getenv(RedisURLEnv),
 		Logger:   logger,
 	}
@@ -59,10 +63,14 @@ type Demo struct {
 	Key string
 	// DevKey reports whether Key was generated.
 	DevKey bool
+	// Fingerprint is the key as protocol.Key prints it ("median key mk_…"),
+	// safe to log and to show; empty when the key is not usable.
+	Fingerprint string
 
-	started time.Time
-	store   string
-	closers []func() error
+	started   time.Time
+	toolCount int
+	store     string
+	closers   []func() error
 }
 
 // New builds the demo endpoint. A key that is set but not usable is not an
@@ -81,9 +89,14 @@ func New(opts Options) (*Demo, error) {
 		d.Key, d.DevKey = NewDevKey(), true
 		warnDevKey(opts.Warnings, d.Key)
 	}
+	if k, err := protocol.ParseKey(d.Key); err == nil {
+		d.Fingerprint = k.String()
+	}
+	tools := Tools(d.Orders)
+	d.toolCount = len(tools)
 	cfg := protocol.Config{
 		Keys:        []string{d.Key},
-		Tools:       Tools(d.Orders),
+		Tools:       tools,
 		Diagnostics: d.diagnostics,
 		Logger:      opts.Logger,
 		Now:         opts.Now,

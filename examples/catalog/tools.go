@@ -58,15 +58,16 @@ func Tools(orders *Orders) []*protocol.Tool {
 // the order with a widget link to /orders/<id>.
 func LookupOrder(orders *Orders, visitor protocol.Visitor, in OrderInput) (Order, error) {
 	if _, ok := visitor.ExternalID(); !ok {
-		return Order{}, protocol.NotSignedIn(NotSignedInDetail)
+		return Order{}, protocol.Refuse("not_signed_in", NotSignedInDetail)
 	}
 	status, err := orders.Status(in.OrderID)
 	if err != nil {
 		return Order{}, err
 	}
 	out := Order{OrderID: in.OrderID, Status: status}
-	// An id that does not fit in a path only loses its button.
-	_ = out.SetNavigateTo(OrderPath(in.OrderID))
+	// An id that does not fit in a path only loses its button: the core
+	// drops an invalid hint, with a warning in the log.
+	out.NavigateTo = OrderPath(in.OrderID)
 	return out, nil
 }
 

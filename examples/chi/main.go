@@ -31,7 +31,7 @@ func main() {
 	}
 	defer demo.Close()
 
-	logger.Info("serving", "addr", catalog.Addr(), "median", "/api/median", "keys", demo.Handler.Keys())
+	logger.Info("serving", "addr", catalog.Addr(), "median", "/api/median", "key", demo.Fingerprint)
 	if err := catalog.Serve(context.Background(), newApp(demo)); err != nil {
 		logger.Error("server stopped", "error", err)
 		os.Exit(1)

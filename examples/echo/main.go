@@ -1,7 +1,7 @@
-// Command echo is the demo shop on echo, in middleware mode: the Median
-// middleware verifies each request, and the shop's own echo handler
-// dispatches the verified call to its tools and answers with the Echo
-// context helpers (echomedian.CallFrom, echomedian.Respond).
+// Command echo is the demo shop on echo, in middleware mode: Mount with a
+// handler puts the Median middleware in front of the shop's own echo
+// handler, which dispatches each verified call to its tools and answers
+// with echomedian.CallFrom and echomedian.Respond.
 //
 //	MEDIAN_KEY='<your key>' go run ./examples/echo
 //
@@ -16,6 +16,7 @@ import (
 	"os"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/median-go/median/echomedian"
 	"github.com/median-go/median/examples/catalog"
@@ -31,7 +32,7 @@ func main() {
 	}
 	defer demo.Close()
 
-	logger.Info("serving", "addr", catalog.Addr(), "median", "/api/median", "keys", demo.Handler.Keys())
+	logger.Info("serving", "addr", catalog.Addr(), "median", "/api/median", "key", demo.Fingerprint)
 	if err := catalog.Serve(context.Background(), newApp(demo)); err != nil {
 		logger.Error("server stopped", "error", err)
 		os.Exit(1)
@@ -56,10 +57,13 @@ func newApp(demo *catalog.Demo) *echo.Echo {
 		return c.JSON(http.StatusOK, map[string]string{"orderId": id, "status": status})
 	})
 
-	// Every method goes through the middleware: it answers GET (the
-	// manifest), diagnostics, refusals and the contract's 405 itself, and
-	// lets only verified tool calls reach answerCall.
-	e.Any("/api/median", answerCall(demo.Orders), echomedian.Middleware(demo.Handler))
+	// Every method, on /api/median and /api/median/, goes through the
+	// middleware: it answers GET (the manifest), diagnostics, refusals and
+	// the contract's 405 itself, and lets only verified tool calls reach
+	// answerCall. A panic in answerCall is answered execution_failed by the
+	// core before echo's Recover sees it.
+	e.Use(middleware.Recover())
+	echomedian.Mount(e.Group("/api"), "/median", demo.Handler, answerCall(demo.Orders))
 	return e
 }
 

@@ -27,9 +27,12 @@ import (
 const medianPath = "/api/median"
 
 // bodyLimit is fiber's own body limit. It must stay above the core's limit
-// (protocol.DefaultMaxBodyBytes, 1 MiB), so that a body over the core's
+// (Config.MaxBodyBytes, 1 MiB by default), so that a body over the core's
 // limit is refused by the core with the contract's JSON.
 const bodyLimit = 4 << 20
+
+// coreBodyLimit is the core's default body limit (Config.MaxBodyBytes).
+const coreBodyLimit = 1 << 20
 
 func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -41,7 +44,7 @@ func main() {
 	defer demo.Close()
 
 	app := newApp(demo)
-	logger.Info("serving", "addr", catalog.Addr(), "median", medianPath, "keys", demo.Handler.Keys())
+	logger.Info("serving", "addr", catalog.Addr(), "median", medianPath, "key", demo.Fingerprint)
 	err = catalog.Run(context.Background(), func() error { return app.Listen(catalog.Addr()) }, app.ShutdownWithContext)
 	if err != nil {
 		logger.Error("server stopped", "error", err)
@@ -76,8 +79,8 @@ func newApp(demo *catalog.Demo) *fiber.App {
 		return c.JSON(fiber.Map{"orderId": id, "status": status})
 	})
 
-	// GET, POST and the contract's 405 for every other method, all answered
-	// by the core.
+	// GET, POST and the contract's 405 for every other method, on
+	// /api/median and /api/median/, all answered by the core.
 	fibermedian.Mount(api, "/median", demo.Handler)
 	return app
 }
@@ -94,11 +97,11 @@ func errorHandler(h *protocol.Handler) fiber.ErrorHandler {
 		}
 		resp := h.Serve(c.UserContext(), protocol.Request{
 			Method:        c.Method(),
-			Signature:     c.Get(protocol.SignatureHeader),
+			Signature:     c.Get("Median-Signature"),
 			Body:          http.NoBody,
 			ContentLength: int64(c.Request().Header.ContentLength()),
 		})
-		c.Set(fiber.HeaderContentType, protocol.ContentType)
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 		if resp.Allow != "" {
 			c.Set(fiber.HeaderAllow, resp.Allow)
 		}

@@ -74,7 +74,7 @@ func TestBodyOverFibersLimitIsTheContractsJSON(t *testing.T) {
 				req, err := http.NewRequest(http.MethodPost, tg.URL, bytes.NewReader(body))
 				require.NoError(t, err)
 				if tc.sign {
-					req.Header.Set(protocol.SignatureHeader, protocol.MustParseKey(catalogtest.Key).Sign(time.Now(), body))
+					req.Header.Set(catalogtest.SignatureHeader, catalogtest.MustKey(catalogtest.Key).Sign(time.Now(), body))
 				}
 				resp, err = tg.Do(req)
 				if err != nil && attempt < 20 && (errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) {
@@ -86,7 +86,7 @@ func TestBodyOverFibersLimitIsTheContractsJSON(t *testing.T) {
 			defer resp.Body.Close()
 			got, _ := io.ReadAll(resp.Body)
 			assert.Equal(t, tc.status, resp.StatusCode, "body: %s", got)
-			assert.Equal(t, protocol.ContentType, resp.Header.Get("Content-Type"))
+			assert.Equal(t, catalogtest.ContentType, resp.Header.Get("Content-Type"))
 			assert.True(t, strings.Contains(string(got), `"code":"`+string(tc.code)+`"`), "body: %s", got)
 		})
 	}
@@ -95,7 +95,7 @@ func TestBodyOverFibersLimitIsTheContractsJSON(t *testing.T) {
 func TestNewAppSetsServerLimits(t *testing.T) {
 	cfg := newApp(catalogtest.NewDemo(t)).Config()
 	assert.Equal(t, bodyLimit, cfg.BodyLimit)
-	assert.Greater(t, int64(cfg.BodyLimit), int64(protocol.DefaultMaxBodyBytes))
+	assert.Greater(t, cfg.BodyLimit, coreBodyLimit)
 	assert.Positive(t, cfg.ReadTimeout)
 	assert.Positive(t, cfg.WriteTimeout)
 	assert.Positive(t, cfg.IdleTimeout)

@@ -28,7 +28,7 @@ func main() {
 	}
 	defer demo.Close()
 
-	logger.Info("serving", "addr", catalog.Addr(), "median", "/api/median", "keys", demo.Handler.Keys())
+	logger.Info("serving", "addr", catalog.Addr(), "median", "/api/median", "key", demo.Fingerprint)
 	if err := catalog.Serve(context.Background(), newApp(demo)); err != nil {
 		logger.Error("server stopped", "error", err)
 		os.Exit(1)
@@ -57,7 +57,8 @@ func newApp(demo *catalog.Demo) *gin.Engine {
 	})
 
 	// One call: GET (the manifest), POST (the calls) and the contract's 405
-	// for every other method, all answered by the core.
+	// for every other method, on /api/median and /api/median/, all answered
+	// by the core.
 	ginmedian.Mount(api, "/median", demo.Handler)
 	return r
 }

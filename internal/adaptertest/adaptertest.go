@@ -31,7 +31,7 @@ const Path = "/api/median"
 // request.
 type Seen struct {
 	Call        *protocol.Call   // the adapter's CallFrom; nil when it found none
-	ContextCall *protocol.Call   // protocol.CallFromContext on the request's context.Context
+	ContextCall *protocol.Call   // protocol.CallFrom on the request's context.Context
 	Visitor     protocol.Visitor // the adapter's VisitorFrom
 	VisitorOK   bool
 	Body        []byte // the whole request body, as the handler read it
@@ -49,20 +49,36 @@ type Starter func(ln net.Listener) (stop func())
 // Adapter tells the kit how one framework mounts a protocol.Handler.
 type Adapter struct {
 	Name string
-	// Endpoint serves h with the adapter's Mount at Path.
+	// Endpoint serves h with the adapter's Mount(r, route, h) at Path, on a
+	// group or sub-router.
 	Endpoint func(h *protocol.Handler) Starter
-	// Middleware serves the adapter's Middleware(h) at Path for every
-	// method, followed by a handler that calls answer and writes its values
-	// with the adapter's Respond.
+	// Middleware serves h with the adapter's Mount(r, route, h, handler) at
+	// Path, where handler calls answer and writes its values with the
+	// adapter's Respond; the framework's standard recovery middleware runs
+	// outside.
 	Middleware func(h *protocol.Handler, answer Answer) Starter
 	// Bare serves a handler at Path that calls answer and the adapter's
 	// Respond with no middleware in front of it.
 	Bare func(answer Answer) Starter
+	// Values serves h with the adapter's Mount at Path, behind a middleware
+	// that stores the request's X-Request-Id header under ValueKey in the
+	// framework's own store (gin's c.Set, echo's c.Set, fiber's c.Locals,
+	// the request's context for net/http and chi).
+	Values func(h *protocol.Handler) Starter
+	// ValuesOutliveRequest is true when the framework's store is the
+	// request's context itself (net/http, chi): a tool's ctx then still holds
+	// the value after the request. Stores the framework reuses are read only
+	// while the request is served.
+	ValuesOutliveRequest bool
 	// ExtraMethods are the methods beyond the nine standard ones (GET, HEAD,
 	// POST, PUT, PATCH, DELETE, CONNECT, OPTIONS, TRACE) that reach the
-	// Handler through Endpoint and get the contract's 405. Any other method
-	// is answered by the framework itself, as each adapter documents.
+	// Handler through Mount and get the contract's 405.
 	ExtraMethods []string
+	// Foreign is a method the framework does not route to Mount's routes,
+	// and ForeignStatus the status the framework answers it with itself, as
+	// each adapter documents; "" when every method reaches the Handler.
+	Foreign       string
+	ForeignStatus int
 }
 
 // ServeHTTP returns a Starter that serves handler with net/http.
@@ -132,7 +148,10 @@ func (c *Client) Do(t testing.TB, r Request) Reply {
 		req.ContentLength = -1
 	}
 	if r.Signature != nil {
-		req.Header.Set(protocol.SignatureHeader, *r.Signature)
+		req.Header.Set(SignatureHeader, *r.Signature)
+	}
+	if r.RequestID != "" {
+		req.Header.Set(RequestIDHeader, r.RequestID)
 	}
 	res, err := c.http.Do(req)
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package adaptertest_test
 
 import (
 	"bytes"
+	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -63,6 +64,61 @@ func BenchmarkAdapters(b *testing.B) {
 	}
 }
 
+// BenchmarkMiddleware measures one verified call through each adapter's
+// Mount with a handler of the app's own (middleware mode): the handler
+// binds the input and answers with the adapter's Respond. Replay
+// protection is off, so every iteration reaches the handler.
+//
+//	go test -run '^$' -bench Middleware -benchmem ./internal/adaptertest
+func BenchmarkMiddleware(b *testing.B) {
+	h, _ := adaptertest.NewHandler(func(cfg *protocol.Config) { cfg.DisableReplayProtection = true })
+	req := adaptertest.Signed(http.MethodPost, adaptertest.ToolCall(adaptertest.ToolEcho, "call_bench", `{"text":"bench"}`))
+	answer := func(call *protocol.Call) (any, error) {
+		var in adaptertest.EchoIn
+		if err := call.BindInput(&in); err != nil {
+			return nil, err
+		}
+		return adaptertest.EchoOut{Text: in.Text}, nil
+	}
+
+	g := gin.New()
+	ginmedian.Mount(g, adaptertest.Path, h, func(c *gin.Context) {
+		call, _ := ginmedian.CallFrom(c)
+		out, err := answer(call)
+		ginmedian.Respond(c, out, err)
+	})
+	e := echo.New()
+	echomedian.Mount(e, adaptertest.Path, h, func(c echo.Context) error {
+		call, _ := echomedian.CallFrom(c)
+		out, err := answer(call)
+		return echomedian.Respond(c, out, err)
+	})
+	r := chi.NewRouter()
+	chimedian.Mount(r, adaptertest.Path, h, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		call, _ := chimedian.CallFrom(r)
+		out, err := answer(call)
+		chimedian.Respond(w, r, out, err)
+	}))
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	fibermedian.Mount(app, adaptertest.Path, h, func(c *fiber.Ctx) error {
+		call, _ := fibermedian.CallFrom(c)
+		out, err := answer(call)
+		return fibermedian.Respond(c, out, err)
+	})
+
+	for _, fw := range []struct {
+		name    string
+		handler http.Handler
+	}{{"net/http", h.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		call, _ := protocol.CallFrom(r.Context())
+		out, err := answer(call)
+		protocol.Respond(w, r, out, err)
+	}))}, {"gin", g}, {"echo", e}, {"chi", r}} {
+		b.Run(fw.name, func(b *testing.B) { benchNetHTTP(b, fw.handler, req, http.StatusOK) })
+	}
+	b.Run("fiber", func(b *testing.B) { benchFiberHandler(b, app.Handler(), req, http.StatusOK) })
+}
+
 func benchGin(h *protocol.Handler) http.Handler {
 	r := gin.New()
 	ginmedian.Mount(r, adaptertest.Path, h)
@@ -90,7 +146,7 @@ func benchNetHTTP(b *testing.B, handler http.Handler, r adaptertest.Request, sta
 		b.Fatal(err)
 	}
 	if r.Signature != nil {
-		req.Header.Set(protocol.SignatureHeader, *r.Signature)
+		req.Header.Set(adaptertest.SignatureHeader, *r.Signature)
 	}
 	w := &discardWriter{header: http.Header{}}
 	b.ReportAllocs()
@@ -155,7 +211,7 @@ func BenchmarkEndpoint(b *testing.B) {
 	body := adaptertest.ToolCall(adaptertest.ToolEcho, "call_bench", `{"text":"bench"}`)
 	req := adaptertest.Signed(http.MethodPost, body)
 	answer := []byte(`{"result":{"text":"bench","visitor":"user_7"}}`)
-	secret, err := protocol.DeriveSecret(adaptertest.Key)
+	secret, err := hkdf.Key(sha256.New, []byte(adaptertest.Key), nil, "median tool signing v1", 32)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -179,13 +235,13 @@ func BenchmarkEndpoint(b *testing.B) {
 	bare := fiber.New(fiber.Config{DisableStartupMessage: true})
 	bare.Post(adaptertest.Path, func(c *fiber.Ctx) error {
 		_ = c.Body()
-		c.Set(fiber.HeaderContentType, protocol.ContentType)
+		c.Set(fiber.HeaderContentType, adaptertest.ContentType)
 		return c.Send(answer)
 	})
 	byHand := fiber.New(fiber.Config{DisableStartupMessage: true})
 	byHand.Post(adaptertest.Path, func(c *fiber.Ctx) error {
-		out, status := answerByHand(secret, c.Get(protocol.SignatureHeader), c.Body())
-		c.Set(fiber.HeaderContentType, protocol.ContentType)
+		out, status := answerByHand(secret, c.Get(adaptertest.SignatureHeader), c.Body())
+		c.Set(fiber.HeaderContentType, adaptertest.ContentType)
 		return c.Status(status).Send(out)
 	})
 	for name, app := range map[string]*fiber.App{"median": median, "bare": bare, "byhand": byHand} {
@@ -252,8 +308,8 @@ func byHandGin(secret []byte) http.Handler {
 			c.Status(http.StatusBadRequest)
 			return
 		}
-		out, status := answerByHand(secret, c.GetHeader(protocol.SignatureHeader), body)
-		c.Data(status, protocol.ContentType, out)
+		out, status := answerByHand(secret, c.GetHeader(adaptertest.SignatureHeader), body)
+		c.Data(status, adaptertest.ContentType, out)
 	})
 	return r
 }
@@ -265,8 +321,8 @@ func byHandEcho(secret []byte) http.Handler {
 		if err != nil {
 			return err
 		}
-		out, status := answerByHand(secret, c.Request().Header.Get(protocol.SignatureHeader), body)
-		return c.Blob(status, protocol.ContentType, out)
+		out, status := answerByHand(secret, c.Request().Header.Get(adaptertest.SignatureHeader), body)
+		return c.Blob(status, adaptertest.ContentType, out)
 	})
 	return e
 }
@@ -279,8 +335,8 @@ func byHandChi(secret []byte) http.Handler {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
-		out, status := answerByHand(secret, r.Header.Get(protocol.SignatureHeader), body)
-		w.Header().Set("Content-Type", protocol.ContentType)
+		out, status := answerByHand(secret, r.Header.Get(adaptertest.SignatureHeader), body)
+		w.Header().Set("Content-Type", adaptertest.ContentType)
 		w.WriteHeader(status)
 		_, _ = w.Write(out)
 	})
@@ -294,7 +350,7 @@ func bareGin(answer []byte) http.Handler {
 			c.Status(http.StatusBadRequest)
 			return
 		}
-		c.Data(http.StatusOK, protocol.ContentType, answer)
+		c.Data(http.StatusOK, adaptertest.ContentType, answer)
 	})
 	return r
 }
@@ -305,7 +361,7 @@ func bareEcho(answer []byte) http.Handler {
 		if _, err := io.ReadAll(c.Request().Body); err != nil {
 			return err
 		}
-		return c.Blob(http.StatusOK, protocol.ContentType, answer)
+		return c.Blob(http.StatusOK, adaptertest.ContentType, answer)
 	})
 	return e
 }
@@ -317,7 +373,7 @@ func bareChi(answer []byte) http.Handler {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
-		w.Header().Set("Content-Type", protocol.ContentType)
+		w.Header().Set("Content-Type", adaptertest.ContentType)
 		_, _ = w.Write(answer)
 	})
 	return r
@@ -328,10 +384,10 @@ func bareChi(answer []byte) http.Handler {
 func checkSame(b *testing.B, name string, want []byte, r adaptertest.Request, handlers map[string]http.Handler) {
 	for impl, handler := range handlers {
 		req := httptest.NewRequest(r.Method, adaptertest.Path, bytes.NewReader(r.Body))
-		req.Header.Set(protocol.SignatureHeader, *r.Signature)
+		req.Header.Set(adaptertest.SignatureHeader, *r.Signature)
 		w := httptest.NewRecorder()
 		handler.ServeHTTP(w, req)
-		if w.Code != http.StatusOK || !bytes.Equal(w.Body.Bytes(), want) || w.Header().Get("Content-Type") != protocol.ContentType {
+		if w.Code != http.StatusOK || !bytes.Equal(w.Body.Bytes(), want) || w.Header().Get("Content-Type") != adaptertest.ContentType {
 			b.Fatalf("%s %s answers %d %q %s, want 200 application/json %s", name, impl, w.Code, w.Header().Get("Content-Type"), w.Body.Bytes(), want)
 		}
 	}
@@ -342,7 +398,7 @@ func fiberAnswer(handler fasthttp.RequestHandler, r adaptertest.Request) []byte 
 	var ctx fasthttp.RequestCtx
 	ctx.Request.Header.SetMethod(r.Method)
 	ctx.Request.SetRequestURI(adaptertest.Path)
-	ctx.Request.Header.Set(protocol.SignatureHeader, *r.Signature)
+	ctx.Request.Header.Set(adaptertest.SignatureHeader, *r.Signature)
 	ctx.Request.SetBody(r.Body)
 	handler(&ctx)
 	return bytes.Clone(ctx.Response.Body())
@@ -354,7 +410,7 @@ func benchFiberHandler(b *testing.B, handler fasthttp.RequestHandler, r adaptert
 	ctx.Request.Header.SetMethod(r.Method)
 	ctx.Request.SetRequestURI(adaptertest.Path)
 	if r.Signature != nil {
-		ctx.Request.Header.Set(protocol.SignatureHeader, *r.Signature)
+		ctx.Request.Header.Set(adaptertest.SignatureHeader, *r.Signature)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -36,12 +36,12 @@ type Want struct {
 // contract says. Each call returns fresh cases; every tool call has its own
 // toolCallId, so the cases can share one handler.
 func EndpointCases() []Case {
-	k := protocol.MustParseKey(Key)
-	other := protocol.MustParseKey(OtherKey)
+	k := MustKey(Key)
+	other := MustKey(OtherKey)
 	echo := ToolCall(ToolEcho, "call_echo", `{"text":"hi"}`)
-	within := Now.Add(-protocol.DefaultTolerance)
-	tooOld := Now.Add(-protocol.DefaultTolerance - time.Millisecond)
-	tooNew := Now.Add(protocol.DefaultTolerance + time.Millisecond)
+	within := Now.Add(-Tolerance)
+	tooOld := Now.Add(-Tolerance - time.Millisecond)
+	tooNew := Now.Add(Tolerance + time.Millisecond)
 	// A rotation header: a v0 entry (ignored), a v1 under a key the server
 	// does not hold, then a v1 under Key.
 	rotBody := ToolCall(ToolEcho, "call_rot", `{"text":"rot"}`)
@@ -50,7 +50,7 @@ func EndpointCases() []Case {
 	over := Padded(ToolCall(ToolEcho, "call_over", `{"text":"over"}`), MaxBodyBytes+1)
 	result := func(v any) Want { return Want{Status: http.StatusOK, Result: v} }
 	refused := func(status int, code protocol.Code) Want { return Want{Status: status, Code: code} }
-	notAllowed := Want{Status: http.StatusMethodNotAllowed, Code: protocol.CodeMethodNotAllowed, Allow: protocol.AllowHeader}
+	notAllowed := Want{Status: http.StatusMethodNotAllowed, Code: protocol.CodeMethodNotAllowed, Allow: AllowHeader}
 
 	return []Case{
 		{"tool call runs the tool", Signed(http.MethodPost, echo), result(EchoOut{Text: "hi", Visitor: "user_7"})},
@@ -58,15 +58,15 @@ func EndpointCases() []Case {
 		{"unknown fields are ignored", Signed(http.MethodPost, []byte(`{"tool":"echo","toolCallId":"call_x","input":{"text":"x"},"context":{"conversationId":"c","risk":"high","visitor":{"verified":false},"new":true},"later":[1]}`)), result(EchoOut{Text: "x"})},
 		{"tool error is execution_failed", Signed(http.MethodPost, ToolCall(ToolFail, "call_fail", `{}`)), Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: ErrFail.Error()}},
 		{"refusal is a result", Signed(http.MethodPost, ToolCall(ToolRefuse, "call_refuse", `{}`)), result(Refusal)},
-		{"panic is execution_failed", Signed(http.MethodPost, ToolCall(ToolPanic, "call_panic", `{}`)), Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed}},
+		{"panic is execution_failed", Signed(http.MethodPost, ToolCall(ToolPanic, "call_panic", `{}`)), Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "failed unexpectedly"}},
 		{"diagnostics", Signed(http.MethodPost, []byte(`{"op":"diagnostics"}`)), result(Diagnostics)},
-		{"GET lists the tools", Signed(http.MethodGet, nil), Want{Status: http.StatusOK, Tools: []string{ToolEcho, ToolFail, ToolPanic, ToolRefuse}}},
+		{"GET lists the tools", Signed(http.MethodGet, nil), Want{Status: http.StatusOK, Tools: AllTools}},
 
 		{"PUT is not allowed", Signed(http.MethodPut, echo), notAllowed},
 		{"PATCH is not allowed", Signed(http.MethodPatch, echo), notAllowed},
 		{"DELETE is not allowed", Unsigned(http.MethodDelete, nil), notAllowed},
 		{"OPTIONS is not allowed", Unsigned(http.MethodOptions, nil), notAllowed},
-		{"HEAD is not allowed", Unsigned(http.MethodHead, nil), Want{Status: http.StatusMethodNotAllowed, Allow: protocol.AllowHeader, NoBody: true}},
+		{"HEAD is not allowed", Unsigned(http.MethodHead, nil), Want{Status: http.StatusMethodNotAllowed, Allow: AllowHeader, NoBody: true}},
 
 		{"no signature header", Unsigned(http.MethodPost, echo), refused(http.StatusUnauthorized, protocol.CodeMissingSignature)},
 		{"empty signature header", WithHeader(http.MethodPost, echo, ""), refused(http.StatusUnauthorized, protocol.CodeMissingSignature)},
@@ -94,7 +94,7 @@ func EndpointCases() []Case {
 		// Mount registers Path+"/" too: no trailing-slash redirect and no
 		// framework 404 page answers there.
 		{"trailing slash: POST runs the tool", slash(Signed(http.MethodPost, ToolCall(ToolEcho, "call_slash_post", `{"text":"s"}`))), result(EchoOut{Text: "s", Visitor: "user_7"})},
-		{"trailing slash: GET lists the tools", slash(Signed(http.MethodGet, nil)), Want{Status: http.StatusOK, Tools: []string{ToolEcho, ToolFail, ToolPanic, ToolRefuse}}},
+		{"trailing slash: GET lists the tools", slash(Signed(http.MethodGet, nil)), Want{Status: http.StatusOK, Tools: AllTools}},
 		{"trailing slash: unsigned GET", slash(Unsigned(http.MethodGet, nil)), refused(http.StatusUnauthorized, protocol.CodeMissingSignature)},
 		{"trailing slash: PUT is not allowed", slash(Signed(http.MethodPut, echo)), notAllowed},
 	}
@@ -105,6 +105,7 @@ func EndpointCases() []Case {
 // kit's Answer ran), everything else is answered by the middleware.
 func MiddlewareCases() []MiddlewareCase {
 	ok := func(v any) Want { return Want{Status: http.StatusOK, Result: v} }
+	notAllowed := Want{Status: http.StatusMethodNotAllowed, Code: protocol.CodeMethodNotAllowed, Allow: AllowHeader}
 	// Bodies a JSON re-encoding would change: spacing, key order, escapes,
 	// a number beyond float64.
 	signedBody := []byte(`{ "toolCallId" : "mw_body", "tool":"custom_body", "input": {"n": 12345678901234567890, "s":"\u00e9"},
@@ -120,9 +121,19 @@ func MiddlewareCases() []MiddlewareCase {
 		{Case{"tool the handler does not know is unknown_tool", Signed(http.MethodPost, ToolCall("not_known_here", "mw_unknown", `{}`)), Want{Status: http.StatusNotFound, Code: protocol.CodeUnknownTool, Message: "not_known_here"}}, 1},
 		{Case{"invalid input never reaches the handler", Signed(http.MethodPost, ToolCall(ToolEcho, "mw_bad", `{"text":false}`)), Want{Status: http.StatusBadRequest, Code: protocol.CodeInvalidInput}}, 0},
 		{Case{"unsigned call never reaches the handler", Unsigned(http.MethodPost, ToolCall(ToolCustom, "mw_unsigned", `{}`)), Want{Status: http.StatusUnauthorized, Code: protocol.CodeMissingSignature}}, 0},
-		{Case{"GET manifest is answered by the middleware", Signed(http.MethodGet, nil), Want{Status: http.StatusOK, Tools: []string{ToolEcho, ToolFail, ToolPanic, ToolRefuse}}}, 0},
+		{Case{"GET manifest is answered by the middleware", Signed(http.MethodGet, nil), Want{Status: http.StatusOK, Tools: AllTools}}, 0},
 		{Case{"diagnostics are answered by the middleware", Signed(http.MethodPost, []byte(`{"op":"diagnostics"}`)), ok(Diagnostics)}, 0},
-		{Case{"PUT is answered by the middleware", Signed(http.MethodPut, nil), Want{Status: http.StatusMethodNotAllowed, Code: protocol.CodeMethodNotAllowed, Allow: protocol.AllowHeader}}, 0},
+		{Case{"handler panic is execution_failed", Signed(http.MethodPost, ToolCall(ToolCustomPanic, "mw_panic", `{}`)), Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "failed unexpectedly"}}, 1},
+		{Case{"PUT is answered by the middleware", Signed(http.MethodPut, nil), notAllowed}, 0},
+		{Case{"DELETE is answered by the middleware", Unsigned(http.MethodDelete, nil), notAllowed}, 0},
+		{Case{"OPTIONS is answered by the middleware", Unsigned(http.MethodOptions, nil), notAllowed}, 0},
+		{Case{"HEAD is answered by the middleware", Unsigned(http.MethodHead, nil), Want{Status: http.StatusMethodNotAllowed, Allow: AllowHeader, NoBody: true}}, 0},
+
+		// Mount registers Path+"/" in middleware mode too.
+		{Case{"trailing slash: call reaches the handler", slash(Signed(http.MethodPost, ToolCall(ToolCustom, "mw_slash", `{}`))), ok(Handled{Tool: ToolCustom, Input: json.RawMessage(`{}`), Visitor: "user_7"})}, 1},
+		{Case{"trailing slash: GET manifest", slash(Signed(http.MethodGet, nil)), Want{Status: http.StatusOK, Tools: AllTools}}, 0},
+		{Case{"trailing slash: PUT is not allowed", slash(Signed(http.MethodPut, nil)), notAllowed}, 0},
+		{Case{"trailing slash: unsigned call", slash(Unsigned(http.MethodPost, ToolCall(ToolCustom, "mw_slash_unsigned", `{}`))), Want{Status: http.StatusUnauthorized, Code: protocol.CodeMissingSignature}}, 0},
 	}
 }
 
@@ -140,7 +151,11 @@ const (
 	ToolCustomRefuse = "custom_refuse" // answered with Refusal
 	ToolCustomBody   = "custom_body"   // answered with BodySeen
 	ToolCustomSilent = "custom_silent" // not answered through Respond (ErrNoAnswer)
+	ToolCustomPanic  = "custom_panic"  // the handler panics
 )
+
+// AllTools are the tools the kit's handlers list in their manifest.
+var AllTools = []string{ToolEcho, ToolFail, ToolPanic, ToolRefuse, ToolValue}
 
 // ErrNoAnswer tells the kit's framework handlers to answer 204 on their own,
 // without the adapter's Respond, as a handler that forgets Respond does.
@@ -163,7 +178,7 @@ type Handled struct {
 func Check(t testing.TB, want Want, got Reply) {
 	t.Helper()
 	assert.Equal(t, want.Status, got.Status, "status (body %s)", got.Body)
-	assert.Equal(t, protocol.ContentType, got.ContentType, "Content-Type")
+	assert.Equal(t, ContentType, got.ContentType, "Content-Type")
 	assert.Equal(t, want.Allow, got.Allow, "Allow header")
 	if want.NoBody {
 		assert.Empty(t, got.Body, "a HEAD answer has no body")

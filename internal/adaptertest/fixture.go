@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,19 +28,39 @@ var Now = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 // stay cheap.
 const MaxBodyBytes = 4096
 
+// Tolerance is the contract's signature window (PROTOCOL.md §1.1), which the
+// handlers keep.
+const Tolerance = 5 * time.Minute
+
+// The wire names of the contract (PROTOCOL.md §1, §3).
+const (
+	SignatureHeader = "Median-Signature"
+	ContentType     = "application/json"
+	AllowHeader     = "GET, POST"
+)
+
+// ValueKey is the key under which the apps of [Adapter.Values] store the
+// request's X-Request-Id header in their framework's own store, before
+// the endpoint; ToolValue answers what its ctx holds under it.
+const ValueKey = "request_id"
+
+// RequestIDHeader is the header the apps of [Adapter.Values] store.
+const RequestIDHeader = "X-Request-Id"
+
 // Tool names registered on the kit's handlers.
 const (
 	ToolEcho   = "echo"   // returns its input text and the visitor's id
 	ToolFail   = "fail"   // returns ErrFail
 	ToolRefuse = "refuse" // returns Refusal
 	ToolPanic  = "panic"  // panics
+	ToolValue  = "value"  // returns ctx.Value(ValueKey) and keeps its ctx (Runs.Contexts)
 )
 
 // ErrFail is what the "fail" tool returns.
 var ErrFail = errors.New("the order service is down")
 
 // Refusal is what the "refuse" tool returns.
-var Refusal = protocol.NotSignedIn("Sign in to see your orders.")
+var Refusal = protocol.Refuse("not_signed_in", "Sign in to see your orders.")
 
 // Diagnostics is what the handlers' diagnostics function returns.
 var Diagnostics = map[string]any{"version": "adaptertest"}
@@ -54,13 +76,29 @@ type EchoOut struct {
 	Visitor string `json:"visitor,omitempty"`
 }
 
-// Runs counts how often each tool of a kit handler ran.
+// Runs counts how often each tool of a kit handler ran, and keeps the
+// contexts ToolValue ran under.
 type Runs struct {
 	Echo atomic.Int64
+
+	mu   sync.Mutex
+	ctxs []context.Context
 }
 
-// NewHandler builds the handler every case runs against: the four tools
-// above, diagnostics, the fixed clock, a small body limit and no logging.
+// Contexts returns the contexts ToolValue ran under, in order.
+func (r *Runs) Contexts() []context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ctxs)
+}
+
+// ValueOut is the result of ToolValue: what its ctx held under ValueKey.
+type ValueOut struct {
+	Value any `json:"value"`
+}
+
+// NewHandler builds the handler every case runs against: the five tools
+// above (all of risk low, so the kit's low-risk calls pass the risk floor), diagnostics, the fixed clock, a small body limit and no logging.
 // Each option, when not nil, may change the config before it is built.
 func NewHandler(options ...func(*protocol.Config)) (*protocol.Handler, *Runs) {
 	runs := &Runs{}
@@ -72,13 +110,20 @@ func NewHandler(options ...func(*protocol.Config)) (*protocol.Handler, *Runs) {
 		})
 	fail := protocol.NewTool(ToolFail, protocol.RiskLow, "Always fails.",
 		func(context.Context, protocol.ToolCall[struct{}]) (any, error) { return nil, ErrFail })
-	refuse := protocol.NewTool(ToolRefuse, protocol.RiskMedium, "Always refuses.",
+	refuse := protocol.NewTool(ToolRefuse, protocol.RiskLow, "Always refuses.",
 		func(context.Context, protocol.ToolCall[struct{}]) (any, error) { return nil, Refusal })
-	panics := protocol.NewTool(ToolPanic, protocol.RiskHigh, "Always panics.",
+	panics := protocol.NewTool(ToolPanic, protocol.RiskLow, "Always panics.",
 		func(context.Context, protocol.ToolCall[struct{}]) (any, error) { panic("adaptertest: boom") })
+	value := protocol.NewTool(ToolValue, protocol.RiskLow, "Answers the request id its context holds.",
+		func(ctx context.Context, _ protocol.ToolCall[struct{}]) (ValueOut, error) {
+			runs.mu.Lock()
+			runs.ctxs = append(runs.ctxs, ctx)
+			runs.mu.Unlock()
+			return ValueOut{Value: ctx.Value(ValueKey)}, nil
+		})
 	cfg := protocol.Config{
 		Keys:         []string{Key},
-		Tools:        []*protocol.Tool{echo, fail, refuse, panics},
+		Tools:        []*protocol.Tool{echo, fail, refuse, panics, value},
 		Diagnostics:  func(context.Context) (any, error) { return Diagnostics, nil },
 		MaxBodyBytes: MaxBodyBytes,
 		Now:          func() time.Time { return Now },
@@ -103,7 +148,8 @@ type Request struct {
 	Query     string  // without "?"
 	Signature *string // nil: no median-signature header
 	Body      []byte
-	Chunked   bool // send the body without a length
+	Chunked   bool   // send the body without a length
+	RequestID string // the X-Request-Id header; "" for none
 }
 
 // ToolCall returns a ToolCall body for tool with a verified visitor
@@ -119,7 +165,7 @@ func Signed(method string, body []byte) Request {
 
 // SignedAt returns a request signed with Key at t.
 func SignedAt(method string, body []byte, t time.Time) Request {
-	return Request{Method: method, Body: body, Signature: header(protocol.MustParseKey(Key).Sign(t, body))}
+	return Request{Method: method, Body: body, Signature: header(MustKey(Key).Sign(t, body))}
 }
 
 // WithHeader returns a request carrying the median-signature header sig as
@@ -143,3 +189,12 @@ func Padded(body []byte, size int) []byte {
 }
 
 func header(s string) *string { return &s }
+
+// MustKey parses a key the kit knows to be usable.
+func MustKey(key string) protocol.Key {
+	k, err := protocol.ParseKey(key)
+	if err != nil {
+		panic("adaptertest: " + err.Error())
+	}
+	return k
+}

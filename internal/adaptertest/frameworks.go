@@ -2,6 +2,7 @@ package adaptertest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -11,8 +12,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-chi/chi/v5"
+	chimiddleware "github.com/go-chi/chi/v5/middleware"
 	"github.com/gofiber/fiber/v2"
+	fiberrecover "github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/labstack/echo/v4"
+	echomiddleware "github.com/labstack/echo/v4/middleware"
 	"go.uber.org/goleak"
 
 	"github.com/median-go/median/chimedian"
@@ -29,36 +33,52 @@ var group, route = Path[:strings.LastIndex(Path, "/")], Path[strings.LastIndex(P
 // with NetHTTP.
 func All() []Adapter { return []Adapter{Gin, Echo, Chi, Fiber} }
 
-// NetHTTP is the reference: protocol.Handler on a net/http ServeMux (at Path
-// and Path+"/", as the adapters' Mount registers), and chimedian's net/http
-// middleware in front of a plain handler.
+// NetHTTP is the reference: protocol.Handler on a net/http ServeMux, and
+// its Middleware in front of a plain handler, at Path and Path+"/" (as the
+// adapters' Mount registers).
 var NetHTTP = Adapter{
 	Name: "net/http",
 	Endpoint: func(h *protocol.Handler) Starter {
-		mux := http.NewServeMux()
-		mux.Handle(Path, h)
-		mux.Handle(Path+"/", h)
-		return ServeHTTP(mux)
+		return ServeHTTP(bothPaths(h))
 	},
 	Middleware: func(h *protocol.Handler, answer Answer) Starter {
-		mux := http.NewServeMux()
-		mux.Handle(Path, chimedian.Middleware(h)(netHTTPAnswer(answer)))
-		return ServeHTTP(mux)
+		return ServeHTTP(bothPaths(h.Middleware(netHTTPAnswer(answer))))
 	},
 	Bare: func(answer Answer) Starter {
-		mux := http.NewServeMux()
-		mux.Handle(Path, netHTTPAnswer(answer))
-		return ServeHTTP(mux)
+		return ServeHTTP(bothPaths(netHTTPAnswer(answer)))
 	},
+	Values: func(h *protocol.Handler) Starter {
+		return ServeHTTP(storeRequestID(bothPaths(h)))
+	},
+	ValuesOutliveRequest: true,
 	// A ServeMux pattern without a method matches every method.
 	ExtraMethods: []string{"PROPFIND", "PURGE", "QUERY", "MKCOL"},
+}
+
+// bothPaths serves handler at Path and Path+"/" on a ServeMux.
+func bothPaths(handler http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(Path, handler)
+	mux.Handle(Path+"/", handler)
+	return mux
+}
+
+// storeRequestID is net/http middleware that puts the request's
+// X-Request-Id on its context under ValueKey.
+func storeRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get(RequestIDHeader); id != "" {
+			r = r.WithContext(context.WithValue(r.Context(), ValueKey, id)) //nolint:staticcheck // the kit's key is a string on purpose: echo's store takes only strings
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func netHTTPAnswer(answer Answer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s := Seen{}
 		s.Call, _ = chimedian.CallFrom(r)
-		s.ContextCall, _ = protocol.CallFromContext(r.Context())
+		s.ContextCall, _ = protocol.CallFrom(r.Context())
 		s.Visitor, s.VisitorOK = chimedian.VisitorFrom(r)
 		s.Body, s.BodyErr = io.ReadAll(r.Body)
 		result, err := answer(s)
@@ -70,7 +90,7 @@ func netHTTPAnswer(answer Answer) http.Handler {
 	})
 }
 
-// Chi mounts with chimedian inside r.Route(group).
+// Chi mounts with chimedian inside r.Route(group), behind chi's Recoverer.
 var Chi = Adapter{
 	Name: "chi",
 	Endpoint: func(h *protocol.Handler) Starter {
@@ -80,9 +100,8 @@ var Chi = Adapter{
 	},
 	Middleware: func(h *protocol.Handler, answer Answer) Starter {
 		r := chi.NewRouter()
-		r.Route(group, func(r chi.Router) {
-			r.With(chimedian.Middleware(h)).Handle(route, netHTTPAnswer(answer))
-		})
+		r.Use(chimiddleware.Recoverer)
+		r.Route(group, func(r chi.Router) { chimedian.Mount(r, route, h, netHTTPAnswer(answer)) })
 		return ServeHTTP(r)
 	},
 	Bare: func(answer Answer) Starter {
@@ -90,11 +109,20 @@ var Chi = Adapter{
 		r.Handle(Path, netHTTPAnswer(answer))
 		return ServeHTTP(r)
 	},
+	Values: func(h *protocol.Handler) Starter {
+		r := chi.NewRouter()
+		r.Use(storeRequestID)
+		r.Route(group, func(r chi.Router) { chimedian.Mount(r, route, h) })
+		return ServeHTTP(r)
+	},
+	ValuesOutliveRequest: true,
+	Foreign:              "PURGE",
+	ForeignStatus:        http.StatusMethodNotAllowed,
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
 
-// Gin mounts with ginmedian on a gin.RouterGroup.
+// Gin mounts with ginmedian on a gin.RouterGroup, behind gin.Recovery.
 var Gin = Adapter{
 	Name: "gin",
 	Endpoint: func(h *protocol.Handler) Starter {
@@ -104,7 +132,8 @@ var Gin = Adapter{
 	},
 	Middleware: func(h *protocol.Handler, answer Answer) Starter {
 		r := gin.New()
-		r.Group(group).Any(route, ginmedian.Middleware(h), ginAnswer(answer))
+		r.Use(gin.Recovery())
+		ginmedian.Mount(r.Group(group), route, h, ginAnswer(answer))
 		return ServeHTTP(r)
 	},
 	Bare: func(answer Answer) Starter {
@@ -112,14 +141,25 @@ var Gin = Adapter{
 		r.Any(Path, ginAnswer(answer))
 		return ServeHTTP(r)
 	},
-	ExtraMethods: ginmedian.ExtraMethods,
+	Values: func(h *protocol.Handler) Starter {
+		r := gin.New()
+		r.Use(func(c *gin.Context) {
+			if id := c.GetHeader(RequestIDHeader); id != "" {
+				c.Set(ValueKey, id)
+			}
+		})
+		ginmedian.Mount(r.Group(group), route, h)
+		return ServeHTTP(r)
+	},
+	Foreign:       "PURGE",
+	ForeignStatus: http.StatusNotFound,
 }
 
 func ginAnswer(answer Answer) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		s := Seen{}
 		s.Call, _ = ginmedian.CallFrom(c)
-		s.ContextCall, _ = protocol.CallFromContext(c.Request.Context())
+		s.ContextCall, _ = protocol.CallFrom(c.Request.Context())
 		s.Visitor, s.VisitorOK = ginmedian.VisitorFrom(c)
 		s.Body, s.BodyErr = io.ReadAll(c.Request.Body)
 		result, err := answer(s)
@@ -131,7 +171,7 @@ func ginAnswer(answer Answer) gin.HandlerFunc {
 	}
 }
 
-// Echo mounts with echomedian on an echo.Group.
+// Echo mounts with echomedian on an echo.Group, behind echo's Recover.
 var Echo = Adapter{
 	Name: "echo",
 	Endpoint: func(h *protocol.Handler) Starter {
@@ -141,7 +181,8 @@ var Echo = Adapter{
 	},
 	Middleware: func(h *protocol.Handler, answer Answer) Starter {
 		e := echo.New()
-		e.Group(group).Any(route, echoAnswer(answer), echomedian.Middleware(h))
+		e.Use(echomiddleware.Recover())
+		echomedian.Mount(e.Group(group), route, h, echoAnswer(answer))
 		return ServeHTTP(e)
 	},
 	Bare: func(answer Answer) Starter {
@@ -149,15 +190,30 @@ var Echo = Adapter{
 		e.Any(Path, echoAnswer(answer))
 		return ServeHTTP(e)
 	},
-	// echo's Any has PROPFIND and REPORT; Mount adds echomedian.ExtraMethods.
-	ExtraMethods: append([]string{echo.PROPFIND, echo.REPORT}, echomedian.ExtraMethods...),
+	Values: func(h *protocol.Handler) Starter {
+		e := echo.New()
+		e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+			return func(c echo.Context) error {
+				if id := c.Request().Header.Get(RequestIDHeader); id != "" {
+					c.Set(ValueKey, id)
+				}
+				return next(c)
+			}
+		})
+		echomedian.Mount(e.Group(group), route, h)
+		return ServeHTTP(e)
+	},
+	// echo's Any routes PROPFIND and REPORT too.
+	ExtraMethods:  []string{echo.PROPFIND, echo.REPORT},
+	Foreign:       "PURGE",
+	ForeignStatus: http.StatusMethodNotAllowed,
 }
 
 func echoAnswer(answer Answer) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		s := Seen{}
 		s.Call, _ = echomedian.CallFrom(c)
-		s.ContextCall, _ = protocol.CallFromContext(c.Request().Context())
+		s.ContextCall, _ = protocol.CallFrom(c.Request().Context())
 		s.Visitor, s.VisitorOK = echomedian.VisitorFrom(c)
 		s.Body, s.BodyErr = io.ReadAll(c.Request().Body)
 		result, err := answer(s)
@@ -186,6 +242,9 @@ func FiberWith(cfg fiber.Config) Adapter {
 	return Adapter{
 		Name:         "fiber",
 		ExtraMethods: extra,
+		// fiber refuses a method outside RequestMethods before routing.
+		Foreign:       "MKCOL",
+		ForeignStatus: http.StatusBadRequest,
 		Endpoint: func(h *protocol.Handler) Starter {
 			app := fiber.New(cfg)
 			fibermedian.Mount(app.Group(group), route, h)
@@ -193,12 +252,24 @@ func FiberWith(cfg fiber.Config) Adapter {
 		},
 		Middleware: func(h *protocol.Handler, answer Answer) Starter {
 			app := fiber.New(cfg)
-			app.Group(group).All(route, fibermedian.Middleware(h), fiberAnswer(answer))
+			app.Use(fiberrecover.New())
+			fibermedian.Mount(app.Group(group), route, h, fiberAnswer(answer))
 			return ServeFiber(app)
 		},
 		Bare: func(answer Answer) Starter {
 			app := fiber.New(cfg)
 			app.All(Path, fiberAnswer(answer))
+			return ServeFiber(app)
+		},
+		Values: func(h *protocol.Handler) Starter {
+			app := fiber.New(cfg)
+			app.Use(func(c *fiber.Ctx) error {
+				if id := c.Get(RequestIDHeader); id != "" {
+					c.Locals(ValueKey, strings.Clone(id)) // c.Get aliases fasthttp's buffer
+				}
+				return c.Next()
+			})
+			fibermedian.Mount(app.Group(group), route, h)
 			return ServeFiber(app)
 		},
 	}
@@ -208,7 +279,7 @@ func fiberAnswer(answer Answer) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		s := Seen{}
 		s.Call, _ = fibermedian.CallFrom(c)
-		s.ContextCall, _ = protocol.CallFromContext(c.UserContext())
+		s.ContextCall, _ = protocol.CallFrom(c.UserContext())
 		s.Visitor, s.VisitorOK = fibermedian.VisitorFrom(c)
 		s.Body = bytes.Clone(c.Body()) // fasthttp reuses it after the handler
 		result, err := answer(s)

@@ -19,8 +19,11 @@ import (
 
 // Run runs every case of the kit against a: each EndpointCases case through
 // its Mount, the trailing-slash path and a's ExtraMethods, replay
-// protection, each MiddlewareCases case through its Middleware, CallFrom,
-// VisitorFrom and Respond, and Respond without the middleware.
+// protection, each MiddlewareCases case through its Mount with a handler
+// (Middleware, CallFrom, VisitorFrom and Respond, behind the framework's
+// recovery middleware), a panic behind it, Respond without the middleware,
+// the method the framework answers itself, and framework values on a
+// tool's ctx, during and after the request.
 func Run(t *testing.T, a Adapter) {
 	t.Run("endpoint", func(t *testing.T) {
 		h, _ := NewHandler()
@@ -39,7 +42,7 @@ func Run(t *testing.T, a Adapter) {
 			for _, path := range []string{Path, Path + "/"} {
 				req := Signed(m, nil)
 				req.Path = path
-				Check(t, Want{Status: http.StatusMethodNotAllowed, Code: protocol.CodeMethodNotAllowed, Allow: protocol.AllowHeader}, c.Do(t, req))
+				Check(t, Want{Status: http.StatusMethodNotAllowed, Code: protocol.CodeMethodNotAllowed, Allow: AllowHeader}, c.Do(t, req))
 			}
 		}
 	})
@@ -156,6 +159,111 @@ func Run(t *testing.T, a Adapter) {
 		require.Equal(t, 1, rec.Calls(), "the bare handler ran")
 		assert.ErrorIs(t, rec.Err(), errNoCall, "CallFrom finds no call without the middleware")
 	})
+
+	// The handler panics behind the middleware, with the framework's
+	// recovery middleware outside: the core answers first, and keeps the
+	// answer, so the repeat gets the same bytes without running it again.
+	t.Run("middleware panic replay", func(t *testing.T) {
+		h, _ := NewHandler()
+		rec := &Recorder{}
+		c := Start(t, a.Middleware(h, rec.Answer))
+		body := ToolCall(ToolCustomPanic, "mw_panic_replay", `{}`)
+		first := c.Do(t, Signed(http.MethodPost, body))
+		second := c.Do(t, Signed(http.MethodPost, body))
+		Check(t, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "failed unexpectedly"}, first)
+		assert.Equal(t, first, second, "a repeated toolCallId gets the first answer byte for byte")
+		assert.Equal(t, 1, rec.Calls(), "a repeated toolCallId reaches the handler once")
+		// The app keeps serving after the panic.
+		Check(t, Want{Status: http.StatusOK, Result: Handled{Tool: ToolCustom, Input: []byte(`{}`), Visitor: "user_7"}},
+			c.Do(t, Signed(http.MethodPost, ToolCall(ToolCustom, "mw_after_panic", `{}`))))
+	})
+
+	t.Run("middleware extra methods", func(t *testing.T) {
+		h, _ := NewHandler()
+		rec := &Recorder{}
+		c := Start(t, a.Middleware(h, rec.Answer))
+		for _, m := range a.ExtraMethods {
+			for _, path := range []string{Path, Path + "/"} {
+				req := Signed(m, nil)
+				req.Path = path
+				Check(t, Want{Status: http.StatusMethodNotAllowed, Code: protocol.CodeMethodNotAllowed, Allow: AllowHeader}, c.Do(t, req))
+			}
+		}
+		assert.Zero(t, rec.Calls())
+	})
+
+	t.Run("method the framework answers", func(t *testing.T) {
+		if a.Foreign == "" {
+			t.Skip("every method reaches the Handler")
+		}
+		h, _ := NewHandler()
+		for name, s := range map[string]Starter{"endpoint": a.Endpoint(h), "middleware": a.Middleware(h, (&Recorder{}).Answer)} {
+			got := Start(t, s).Do(t, Signed(a.Foreign, nil))
+			assert.Equal(t, a.ForeignStatus, got.Status, "%s: %s is answered by the framework (body %s)", name, a.Foreign, got.Body)
+		}
+	})
+
+	// A middleware before the endpoint stores the request id in the
+	// framework's own store; the tool finds it on its ctx.
+	t.Run("framework values reach tools", func(t *testing.T) {
+		h, runs := NewHandler(func(cfg *protocol.Config) { cfg.DisableReplayProtection = true })
+		c := Start(t, a.Values(h))
+		req := Signed(http.MethodPost, ToolCall(ToolValue, "call_value", `{}`))
+		req.RequestID = "req-42"
+		Check(t, Want{Status: http.StatusOK, Result: ValueOut{Value: "req-42"}}, c.Do(t, req))
+		req.RequestID = ""
+		Check(t, Want{Status: http.StatusOK, Result: ValueOut{}}, c.Do(t, req))
+		req.Path = Path + "/"
+		req.RequestID = "req-slash"
+		Check(t, Want{Status: http.StatusOK, Result: ValueOut{Value: "req-slash"}}, c.Do(t, req))
+		require.Len(t, runs.Contexts(), 3)
+	})
+
+	// Tools keep their ctx past the request while concurrent requests make
+	// the framework reuse its contexts: reading the kept ctx must not read a
+	// reused store (the race detector watches), and finds either nothing
+	// or, where the store is the request's context, the request's own value.
+	t.Run("framework values after the request", func(t *testing.T) {
+		h, runs := NewHandler(func(cfg *protocol.Config) { cfg.DisableReplayProtection = true })
+		c := Start(t, a.Values(h))
+		const n = 16
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		reading := make(chan struct{})
+		go func() { // reads every kept ctx while requests run
+			defer close(reading)
+			for {
+				for _, ctx := range runs.Contexts() {
+					_ = ctx.Value(ValueKey)
+				}
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		}()
+		for i := range n {
+			wg.Go(func() {
+				req := Signed(http.MethodPost, ToolCall(ToolValue, fmt.Sprintf("call_after_%d", i), `{}`))
+				req.RequestID = fmt.Sprintf("req-%d", i)
+				Check(t, Want{Status: http.StatusOK, Result: ValueOut{Value: req.RequestID}}, c.Do(t, req))
+			})
+		}
+		wg.Wait()
+		close(stop)
+		<-reading
+		ctxs := runs.Contexts()
+		require.Len(t, ctxs, n)
+		for _, ctx := range ctxs {
+			v := ctx.Value(ValueKey)
+			if a.ValuesOutliveRequest {
+				assert.NotNil(t, v, "the request's context keeps its values")
+			} else {
+				assert.Nil(t, v, "a reused framework store is not read after the request")
+			}
+		}
+	})
 }
 
 // Recorder is the kit's Answer: it answers the custom tools (and ToolEcho),
@@ -180,7 +288,7 @@ func (r *Recorder) Answer(s Seen) (any, error) {
 	case s.Call == nil:
 		r.fail(errors.New("the adapter's CallFrom found no call, but the request's context.Context has one"))
 	case s.Call != s.ContextCall:
-		r.fail(errors.New("the adapter's CallFrom and protocol.CallFromContext return different calls"))
+		r.fail(errors.New("the adapter's CallFrom and protocol.CallFrom return different calls"))
 	}
 	call := s.Call
 	if call == nil {
@@ -210,6 +318,8 @@ func (r *Recorder) Answer(s Seen) (any, error) {
 		return Refusal, nil
 	case ToolCustomSilent:
 		return nil, ErrNoAnswer
+	case ToolCustomPanic:
+		panic("adaptertest: the handler behind the middleware panics")
 	}
 	return nil, protocol.UnknownTool(call.Tool)
 }

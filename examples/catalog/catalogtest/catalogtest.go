@@ -26,6 +26,22 @@ const Key = "examples-test-key-0123456789-abcdefghijklmnopqrstuv"
 // MountPath is where every example mounts the Median endpoint.
 const MountPath = "/api/median"
 
+// The wire names of the contract (PROTOCOL.md §1, §3).
+const (
+	SignatureHeader = "Median-Signature"
+	ContentType     = "application/json"
+	AllowHeader     = "GET, POST"
+)
+
+// MustKey parses a key the tests know to be usable.
+func MustKey(key string) protocol.Key {
+	k, err := protocol.ParseKey(key)
+	if err != nil {
+		panic("catalogtest: " + err.Error())
+	}
+	return k
+}
+
 // NewDemo returns a fresh demo (empty order state) running with Key, whose
 // core logs go nowhere.
 func NewDemo(t testing.TB) *catalog.Demo {
@@ -84,17 +100,26 @@ type Visitor struct {
 // Verified is a signed-in visitor.
 var Verified = Visitor{Verified: true, ExternalID: "user_7"}
 
-// ToolCall returns the JSON body of a call of tool with input.
+// ApprovedBy is who approved the calls ToolCall builds at risk reviewed
+// or high (what `median tools test` sends), so they pass the risk floor.
+const ApprovedBy = "A test from the CLI"
+
+// ToolCall returns the JSON body of a call of tool with input, approved by
+// ApprovedBy when risk is reviewed or high.
 func ToolCall(tool, toolCallID string, input any, v Visitor, risk protocol.Risk) []byte {
+	ctx := map[string]any{
+		"conversationId": "conv_" + toolCallID,
+		"risk":           risk,
+		"visitor":        v,
+	}
+	if risk == protocol.RiskReviewed || risk == protocol.RiskHigh {
+		ctx["approvedBy"] = ApprovedBy
+	}
 	body, err := json.Marshal(map[string]any{
 		"tool":       tool,
 		"toolCallId": toolCallID,
 		"input":      input,
-		"context": map[string]any{
-			"conversationId": "conv_" + toolCallID,
-			"risk":           risk,
-			"visitor":        v,
-		},
+		"context":    ctx,
 	})
 	if err != nil {
 		panic(err)
@@ -130,9 +155,7 @@ func Send(t testing.TB, do conformance.DoFunc, method, url string, body []byte, 
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if sign {
-		sig, err := protocol.Sign(Key, time.Now(), body)
-		require.NoError(t, err)
-		req.Header.Set(protocol.SignatureHeader, sig)
+		req.Header.Set(SignatureHeader, MustKey(Key).Sign(time.Now(), body))
 	}
 	resp, err := do(req)
 	require.NoError(t, err)

@@ -18,7 +18,8 @@ import (
 // Run checks, black-box through target (its Do and URL; requests are signed
 // with Key), that the endpoint serves the demo catalog: refusal, failure,
 // result with its widget link, cancel once, replay with identical bytes,
-// diagnostics without the key, the manifest and the contract's 405. It
+// the risk floor, diagnostics without the key, the manifest and the
+// contract's 405, on the mount path and with a trailing slash. It
 // changes the order state (it cancels A-1001 and R-2002): give it a fresh
 // app.
 func Run(t *testing.T, target conformance.Target) {
@@ -28,7 +29,7 @@ func Run(t *testing.T, target conformance.Target) {
 	result := func(t *testing.T, a Answer) map[string]any {
 		t.Helper()
 		require.Equal(t, http.StatusOK, a.Status, "body: %s", a.Body)
-		assert.Equal(t, protocol.ContentType, a.Header.Get("Content-Type"))
+		assert.Equal(t, ContentType, a.Header.Get("Content-Type"))
 		v, ok := a.JSON(t)["result"].(map[string]any)
 		require.True(t, ok, "want {\"result\": {...}}, got %s", a.Body)
 		return v
@@ -90,6 +91,26 @@ func Run(t *testing.T, target conformance.Target) {
 		msg := failure(t, post(t, ToolCall(catalog.CancelOrderTool, id("replay_new"), order("R-2002"), Verified, protocol.RiskHigh)))
 		assert.Equal(t, "order R-2002 is already cancelled", msg)
 	})
+	t.Run("cancel_order/not approved", func(t *testing.T) {
+		body := ToolCall(catalog.CancelOrderTool, id("unapproved"), order("N-4004"), Verified, protocol.RiskLow)
+		got := result(t, post(t, body))
+		assert.Equal(t, false, got["allowed"])
+		assert.Equal(t, "approval_required", got["reason"])
+		got = result(t, post(t, ToolCall(catalog.LookupOrderTool, id("lookup_unapproved"), order("N-4004"), Verified, protocol.RiskLow)))
+		assert.Equal(t, catalog.StatusProcessing, got["status"], "the refused call did not cancel the order")
+	})
+	t.Run("trailing slash", func(t *testing.T) {
+		slash := strings.TrimSuffix(target.URL, "/") + "/"
+		a := Send(t, target.Do, http.MethodPost, slash, ToolCall(catalog.LookupOrderTool, id("slash"), order("S-5005"), Verified, protocol.RiskLow), true)
+		require.Equal(t, http.StatusOK, a.Status, "body: %s", a.Body)
+		assert.Equal(t, "S-5005", a.JSON(t)["result"].(map[string]any)["orderId"])
+		a = Send(t, target.Do, http.MethodGet, slash, nil, true)
+		require.Equal(t, http.StatusOK, a.Status, "body: %s", a.Body)
+		assert.Len(t, a.JSON(t)["tools"], 2)
+		a = Send(t, target.Do, http.MethodDelete, slash, nil, true)
+		assert.Equal(t, http.StatusMethodNotAllowed, a.Status)
+		assert.Equal(t, AllowHeader, a.Header.Get("Allow"))
+	})
 	t.Run("unknown tool", func(t *testing.T) {
 		a := post(t, ToolCall("refund_order", id("unknown"), order("A-1001"), Verified, protocol.RiskLow))
 		require.Equal(t, http.StatusNotFound, a.Status, "body: %s", a.Body)
@@ -99,7 +120,7 @@ func Run(t *testing.T, target conformance.Target) {
 	t.Run("diagnostics", func(t *testing.T) {
 		a := post(t, []byte(`{"op":"diagnostics"}`))
 		got := result(t, a)
-		assert.Equal(t, protocol.MustParseKey(Key).Fingerprint(), got["keyFingerprint"])
+		assert.Equal(t, MustKey(Key).String(), got["key"])
 		assert.EqualValues(t, 2, got["toolCount"])
 		assert.NotEmpty(t, got["uptime"])
 		assert.NotContains(t, string(a.Body), Key)
@@ -126,8 +147,8 @@ func Run(t *testing.T, target conformance.Target) {
 		t.Run("method/"+method, func(t *testing.T) {
 			a := Send(t, target.Do, method, target.URL, nil, true)
 			assert.Equal(t, http.StatusMethodNotAllowed, a.Status)
-			assert.Equal(t, protocol.AllowHeader, a.Header.Get("Allow"))
-			assert.Equal(t, protocol.ContentType, a.Header.Get("Content-Type"))
+			assert.Equal(t, AllowHeader, a.Header.Get("Allow"))
+			assert.Equal(t, ContentType, a.Header.Get("Content-Type"))
 			if method != http.MethodHead {
 				assert.Contains(t, string(a.Body), string(protocol.CodeMethodNotAllowed))
 			}
