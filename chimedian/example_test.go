@@ -73,7 +73,7 @@ func ExampleMount_handler() {
 		chimedian.Mount(r, "/median", newHandler(), http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			call, _ := chimedian.CallFrom(req)
 			if call.Tool != "lookup_order" {
-				chimedian.Respond(w, req, nil, protocol.UnknownTool(call.Tool))
+				chimedian.Respond(w, req, nil, protocol.CodeUnknownTool)
 				return
 			}
 			var in OrderIn

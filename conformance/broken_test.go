@@ -50,10 +50,10 @@ func statusRewriter(next http.Handler, from, to int) http.Handler {
 
 // plainNotFound is a broken handler that routes tools itself and leaks
 // net/http's text 404 for unknown ones.
-func plainNotFound(next http.Handler, known []*protocol.Tool) http.Handler {
+func plainNotFound(next http.Handler, known []string) http.Handler {
 	names := map[string]bool{}
-	for _, t := range known {
-		names[t.Name()] = true
+	for _, n := range known {
+		names[n] = true
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -161,10 +161,7 @@ const floorRefusal = `{"result":{"ok":false,"allowed":false,"outcome":"blocked",
 // for which refuse, given the tool's declared risk and the call's context,
 // holds.
 func refuseIf(next http.Handler, refuse func(declared protocol.Risk, ctx map[string]any) bool) http.Handler {
-	declared := map[string]protocol.Risk{}
-	for _, tool := range conformance.FixtureTools() {
-		declared[tool.Name()] = tool.Risk()
-	}
+	declared := fixtureRisks
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if c := callOf(r, body); c != nil {
@@ -228,7 +225,7 @@ func TestSuiteFailsOnBrokenHandlers(t *testing.T) {
 		{
 			name: "leaks a non-JSON 404 for unknown tools",
 			build: func(t *testing.T) http.Handler {
-				return mux(plainNotFound(newHandler(t, testKey, nil), conformance.FixtureTools()))
+				return mux(plainNotFound(newHandler(t, testKey, nil), fixtureNames))
 			},
 			fails: map[string]string{
 				"routing/unknown-tool": "the answer is not a JSON object: 404 page not found",

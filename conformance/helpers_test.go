@@ -1,10 +1,14 @@
 package conformance_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -54,4 +58,41 @@ func fixtureTarget(t testing.TB, h http.Handler) conformance.Target {
 		return conformance.HandlerDo(mux(newHandler(t, key, nil))), nil
 	}
 	return target
+}
+
+// fixtureNames and fixtureRisks are the fixture tools' names, in the order
+// FixtureTools returns them, and their declared risks, as the manifest lists
+// them.
+var fixtureNames, fixtureRisks = fixtureDeclared()
+
+func fixtureDeclared() ([]string, map[string]protocol.Risk) {
+	key, err := protocol.ParseKey(testKey)
+	if err != nil {
+		panic(err)
+	}
+	tools := conformance.FixtureTools()
+	names := make([]string, 0, len(tools))
+	risks := map[string]protocol.Risk{}
+	for _, tool := range tools {
+		h, err := protocol.New(protocol.Config{Keys: []string{testKey}, Tools: []*protocol.Tool{tool}, Logger: quiet})
+		if err != nil {
+			panic(err)
+		}
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set("median-signature", key.Sign(time.Now(), nil))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		var m struct {
+			Tools []struct {
+				Name string        `json:"name"`
+				Risk protocol.Risk `json:"risk"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil || len(m.Tools) != 1 {
+			panic(fmt.Sprintf("fixture manifest %s: %v", rec.Body, err))
+		}
+		names = append(names, m.Tools[0].Name)
+		risks[m.Tools[0].Name] = m.Tools[0].Risk
+	}
+	return names, risks
 }

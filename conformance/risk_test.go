@@ -29,9 +29,9 @@ func riskResults(t *testing.T, h *protocol.Handler, samples []conformance.ToolSa
 // onlyTools returns the fixture tools named.
 func onlyTools(names ...string) []*protocol.Tool {
 	var out []*protocol.Tool
-	for _, tool := range conformance.FixtureTools() {
+	for i, tool := range conformance.FixtureTools() {
 		for _, n := range names {
-			if tool.Name() == n {
+			if fixtureNames[i] == n {
 				out = append(out, tool)
 			}
 		}

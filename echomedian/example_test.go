@@ -69,7 +69,7 @@ func ExampleMount_handler() {
 	echomedian.Mount(e.Group("/api"), "/median", newHandler(), func(c echo.Context) error {
 		call, _ := echomedian.CallFrom(c)
 		if call.Tool != "lookup_order" {
-			return echomedian.Respond(c, nil, protocol.UnknownTool(call.Tool))
+			return echomedian.Respond(c, nil, protocol.CodeUnknownTool)
 		}
 		var in OrderIn
 		if err := call.BindInput(&in); err != nil {

@@ -71,7 +71,7 @@ func ExampleMount_handlers() {
 	fibermedian.Mount(app.Group("/api"), "/median", newHandler(), func(c *fiber.Ctx) error {
 		call, _ := fibermedian.CallFrom(c)
 		if call.Tool != "lookup_order" {
-			return fibermedian.Respond(c, nil, protocol.UnknownTool(call.Tool))
+			return fibermedian.Respond(c, nil, protocol.CodeUnknownTool)
 		}
 		var in OrderIn
 		if err := call.BindInput(&in); err != nil {

@@ -56,9 +56,6 @@ package fibermedian
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
-	"runtime/debug"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -156,28 +153,11 @@ func Middleware(h *protocol.Handler) fiber.Handler {
 // execution_failed, and a call left unanswered is settled.
 func serveNext(c *fiber.Ctx, ctx context.Context) {
 	defer func() {
-		if p := recover(); p != nil {
-			write(c, answerPanic(ctx, p))
-		}
-		protocol.Settle(ctx)
+		write(c, protocol.Settle(ctx, recover()))
 	}()
 	if err := c.Next(); err != nil {
 		write(c, protocol.Answer(ctx, nil, err))
 	}
-}
-
-// answerPanic answers a panic in the handlers after Middleware as the core
-// answers one behind its net/http middleware: the stack in the log,
-// execution_failed saying the tool failed unexpectedly.
-//
-// The core does not export this step for adapters outside net/http, so
-// the panic is logged with slog.Default() rather than Config.Logger, and
-// Config.ErrorMessage may rewrite the message.
-func answerPanic(ctx context.Context, p any) protocol.Response {
-	call, _ := protocol.CallFrom(ctx)
-	slog.Default().ErrorContext(ctx, "median: recovered a panic", "in", "your handler", "panic", fmt.Sprint(p),
-		"stack", string(debug.Stack()), "tool", call.Tool, "toolCallId", call.ToolCallID)
-	return protocol.Answer(ctx, nil, fmt.Errorf("tool %s failed unexpectedly", call.Tool))
 }
 
 // CallFrom returns the call that [Middleware] verified for this request,

@@ -69,7 +69,7 @@ func ExampleMount_handlers() {
 	ginmedian.Mount(r.Group("/api"), "/median", newHandler(), func(c *gin.Context) {
 		call, _ := ginmedian.CallFrom(c)
 		if call.Tool != "lookup_order" {
-			ginmedian.Respond(c, nil, protocol.UnknownTool(call.Tool))
+			ginmedian.Respond(c, nil, protocol.CodeUnknownTool)
 			return
 		}
 		var in OrderIn

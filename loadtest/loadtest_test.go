@@ -30,7 +30,7 @@ func newServer(t *testing.T) *httptest.Server {
 	lookup := protocol.NewTool("lookup_order", protocol.RiskLow, "Looks up an order.",
 		func(ctx context.Context, call protocol.ToolCall[orderIn]) (any, error) {
 			if _, ok := call.Visitor.ExternalID(); !ok {
-				return nil, protocol.NotSignedIn("Sign in to see orders.")
+				return nil, protocol.Refuse("not_signed_in", "Sign in to see orders.")
 			}
 			return map[string]string{"orderId": call.Input.OrderID, "status": "processing"}, nil
 		})

@@ -52,7 +52,16 @@ var expectedStatus = map[Kind]int{
 }
 
 // wrongKey signs the bad-signature requests; no server holds it.
-var wrongKey = protocol.MustParseKey("medianload-wrong-key-0000000000000000000000")
+var wrongKey = mustParseKey("medianload-wrong-key-0000000000000000000000")
+
+// mustParseKey parses a key this program knows to be usable.
+func mustParseKey(key string) protocol.Key {
+	k, err := protocol.ParseKey(key)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
 
 // request is one request ready to send.
 type request struct {

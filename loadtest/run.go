@@ -188,7 +188,7 @@ func (w *workerResult) do(ctx context.Context, client *http.Client, url string, 
 		return
 	}
 	if r.sig != "" {
-		req.Header.Set(protocol.SignatureHeader, r.sig)
+		req.Header.Set("median-signature", r.sig)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	begin := time.Now()
@@ -224,8 +224,8 @@ func check(r request, resp *http.Response, body []byte) string {
 	if want := expectedStatus[r.kind]; resp.StatusCode != want {
 		return fmt.Sprintf("%s: status %d, want %d", r.kind, resp.StatusCode, want)
 	}
-	if ct := resp.Header.Get("Content-Type"); ct != protocol.ContentType {
-		return fmt.Sprintf("%s: Content-Type %q, want %q", r.kind, ct, protocol.ContentType)
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		return fmt.Sprintf("%s: Content-Type %q, want application/json", r.kind, ct)
 	}
 	switch r.kind {
 	case KindManifest:

@@ -74,6 +74,10 @@ func (h *Handler) answer(ctx context.Context, ex *exchange, result any, err erro
 	if errors.As(err, &e) && (e.Code == CodeInvalidInput || e.Code == CodeUnknownTool) {
 		return errorResponse(newError(e.Code, e.Message))
 	}
+	var code Code
+	if errors.As(err, &code) && code == CodeUnknownTool {
+		return errorResponse(unknownTool(call.Tool))
+	}
 	if errors.Is(err, errPanicked) {
 		return errorResponse(failedUnexpectedly(call.Tool))
 	}

@@ -80,11 +80,10 @@ func errorf(code Code, format string, args ...any) *Error {
 	return newError(code, fmt.Sprintf(format, args...))
 }
 
-// UnknownTool returns the 404 unknown_tool error for a tool this server does
-// not offer. A middleware handler that dispatches tools itself answers it
-// (through its adapter's Respond) for a name it does not know, so the answer
-// is the contract's and is kept for replays like any other.
-func UnknownTool(name string) *Error {
+// unknownTool is the 404 unknown_tool error for a tool this server does not
+// offer. A middleware handler that dispatches tools itself answers
+// [CodeUnknownTool] as the error for a name it does not know, and gets this.
+func unknownTool(name string) *Error {
 	return errorf(CodeUnknownTool, "no tool named %q is registered on this server; sync the tool list in Median or register the tool", truncate(name, 64))
 }
 

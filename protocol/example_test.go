@@ -191,7 +191,7 @@ func ExampleHandler_Middleware() {
 		case "ping":
 			protocol.Respond(w, r, map[string]string{"pong": call.ConversationID}, nil)
 		default:
-			protocol.Respond(w, r, nil, protocol.UnknownTool(call.Tool)) // 404 unknown_tool
+			protocol.Respond(w, r, nil, protocol.CodeUnknownTool) // 404 unknown_tool
 		}
 	})
 	mux := http.NewServeMux()

@@ -68,29 +68,24 @@ func (h *Handler) Middleware(next http.Handler) http.Handler {
 	})
 }
 
-// recoverHandler ends a middleware call: it answers a panic in the app's
-// handler with execution_failed (http.ErrAbortHandler is passed on, as
-// net/http expects) and settles a call left unanswered.
+// recoverHandler ends a middleware call: http.ErrAbortHandler is passed on,
+// as net/http expects, after the call is settled; any other panic is
+// answered.
 func (h *Handler) recoverHandler(ctx context.Context, w http.ResponseWriter) {
 	p := recover()
-	if p == nil {
-		Settle(ctx)
-		return
-	}
 	if p == http.ErrAbortHandler {
-		Settle(ctx)
+		Settle(ctx, nil)
 		panic(p)
 	}
-	ex := exchangeFrom(ctx)
-	h.logPanic(ctx, "your handler", ex.call, p)
-	Answer(ctx, nil, errPanicked).write(w)
+	Settle(ctx, p).write(w)
 }
 
 // Respond answers the verified call on r's context (see
 // [Handler.Middleware]) and writes the answer to w: result as
 // {"result": …}, a [*Refusal] (as result or as err) as a refusal result,
-// [UnknownTool] or an invalid_input error from [Call.BindInput] as that
-// error, any other err as execution_failed. It keeps the answer for
+// [CodeUnknownTool] (for a tool your handler does not know) or an
+// invalid_input error from [Call.BindInput] as that error, any other err as
+// execution_failed. It keeps the answer for
 // replays. A call is answered once: a second Respond writes nothing.
 // Without a verified call it answers execution_failed saying so.
 func Respond(w http.ResponseWriter, r *http.Request, result any, err error) {
@@ -118,20 +113,37 @@ func Answer(ctx context.Context, result any, err error) Response {
 // errNoCall answers Respond without a verified call.
 var errNoCall = newError(CodeExecutionFailed, "no verified Median call on this request: mount the Median middleware before this handler")
 
-// Settle makes sure a call that [Handler.Verify] let through has an answer
-// kept for replays. Middleware defers it around the app's handler: when the
-// handler returned without answering, Settle keeps execution_failed for the
-// call's toolCallId, so a repeat gets that answer at once instead of
-// waiting for the claim's lease and then running again. It writes nothing
-// and does nothing for a call that was answered.
-func Settle(ctx context.Context) {
+// Settle ends a call that [Handler.Verify] let through, once the app's
+// handler is done; middleware for frameworks not built on net/http defers
+// it (net/http's [Handler.Middleware] does this itself). recovered is what
+// recover() returned there: nil when the handler returned.
+//
+// A panic is logged with its stack and answered execution_failed, so the
+// first answer is the contract's whatever recovery middleware runs outside.
+// A call the handler left unanswered gets execution_failed kept for its
+// toolCallId, so a repeat is answered at once instead of waiting for the
+// claim's lease and then running again. It returns the answer to write: the
+// panic's, or the zero Response (write nothing) when the handler returned
+// or had answered already.
+func Settle(ctx context.Context, recovered any) Response {
 	ex := exchangeFrom(ctx)
-	if ex == nil || !ex.answered.CompareAndSwap(false, true) {
-		return
+	if ex == nil {
+		return Response{}
 	}
 	h := ex.h
+	if recovered != nil {
+		h.logPanic(ctx, "your handler", ex.call, recovered)
+		if ex.answered.Swap(true) {
+			return Response{}
+		}
+		return h.finish(ctx, ex, errorResponse(failedUnexpectedly(ex.call.Tool)))
+	}
+	if !ex.answered.CompareAndSwap(false, true) {
+		return Response{}
+	}
 	h.log.WarnContext(ctx, "median: a verified call was not answered; repeats of its toolCallId will answer execution_failed", "tool", ex.call.Tool, "toolCallId", ex.call.ToolCallID)
 	h.save(ctx, ex, errorResponse(newError(CodeExecutionFailed, "the server's handler did not answer this call")))
+	return Response{}
 }
 
 // finish keeps the answer of a call for replays and reports it.

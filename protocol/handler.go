@@ -257,7 +257,8 @@ func (h *Handler) Serve(ctx context.Context, req Request) Response {
 //
 // A call for a registered tool has its input validated and the risk floor
 // applied; a call for any other tool passes, so your handler can dispatch
-// tools the Handler does not know (answer [UnknownTool] for the rest).
+// tools the Handler does not know (answer [CodeUnknownTool] as the error for
+// the rest).
 func (h *Handler) Verify(ctx context.Context, req Request) (callCtx context.Context, resp Response, ok bool) {
 	start := time.Now()
 	ex, resp, ok := h.check(ctx, req, false, start)
@@ -308,7 +309,7 @@ func (h *Handler) check(ctx context.Context, req Request, lookup bool, start tim
 	}
 	ex := &exchange{h: h, call: call, tool: h.tools[call.Tool], start: start}
 	if ex.tool == nil && lookup {
-		return ex, errorResponse(UnknownTool(call.Tool)), false
+		return ex, errorResponse(unknownTool(call.Tool)), false
 	}
 	if ex.tool != nil {
 		if e := ex.tool.checkInput(call.RawInput); e != nil {

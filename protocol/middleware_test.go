@@ -79,6 +79,14 @@ func TestVerifyRespond(t *testing.T) {
 		assert.False(t, ok)
 		assert.Contains(t, string(resp.Body), `"tools"`)
 	})
+	t.Run("unknown tool answered with the bare code", func(t *testing.T) {
+		cctx, _, ok := h.Verify(ctx, post(toolCall("nobody_knows", "v7", `{}`)))
+		require.True(t, ok)
+		msg := requireError(t, Answer(cctx, nil, CodeUnknownTool), http.StatusNotFound, CodeUnknownTool)
+		assert.Contains(t, msg, `"nobody_knows"`)
+		_, again, _ := h.Verify(ctx, post(toolCall("nobody_knows", "v7", `{}`)))
+		assert.Equal(t, http.StatusNotFound, again.Status, "a replay keeps the 404")
+	})
 	t.Run("Answer without a verified call", func(t *testing.T) {
 		msg := requireError(t, Answer(ctx, "x", nil), http.StatusOK, CodeExecutionFailed)
 		assert.Contains(t, msg, "middleware")

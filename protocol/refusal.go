@@ -1,5 +1,7 @@
 package protocol
 
+import "encoding/json"
+
 // Refusal is a tool declining without failing (PROTOCOL.md §3.1): the agent
 // is told why and can tell the customer. Return one from a tool, as its
 // result or as its error, to answer
@@ -7,8 +9,7 @@ package protocol
 //	{"result": {"ok": false, "allowed": false, "outcome": "blocked", "reason": "…", "detail": "…"}}
 //
 // Build it with [Refuse], or as a literal when the outcome is "unknown".
-// Return it as it is: the core encodes it (a Refusal inside another value
-// is encoded as a plain struct).
+// It encodes as the contract's refusal object, wherever it stands.
 type Refusal struct {
 	// Reason is a short code such as "not_signed_in"; "tool_refused" when
 	// empty.
@@ -40,6 +41,9 @@ func (r Refusal) reason() string {
 	}
 	return r.Reason
 }
+
+// MarshalJSON encodes the refusal as the contract's refusal object.
+func (r Refusal) MarshalJSON() ([]byte, error) { return json.Marshal(r.wire()) }
 
 // wire is the refusal as the contract's refusal result object.
 func (r Refusal) wire() any {

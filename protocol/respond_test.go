@@ -70,7 +70,7 @@ func TestToolErrorStatus(t *testing.T) {
 		case "input":
 			return nil, &Error{Status: 422, Code: CodeInvalidInput, Message: "kind: not that one"}
 		}
-		return nil, UnknownTool("other")
+		return nil, unknownTool("other")
 	})
 	h, _ := newHandler(t, Config{Tools: []*Tool{tool}})
 	ctx := context.Background()
@@ -189,7 +189,7 @@ func TestSettle(t *testing.T) {
 	req := post(toolCall("mine", "settle_1", `{}`))
 	cctx, _, ok := h.Verify(ctx, req)
 	require.True(t, ok)
-	Settle(cctx) // the handler wrote its own answer, or panicked
+	Settle(cctx, nil) // the handler wrote its own answer
 	_, again, ok := h.Verify(ctx, req)
 	require.False(t, ok)
 	assert.Contains(t, requireError(t, again, http.StatusOK, CodeExecutionFailed), "did not answer")
@@ -199,8 +199,20 @@ func TestSettle(t *testing.T) {
 	cctx, _, ok = h.Verify(ctx, post(toolCall("mine", "settle_2", `{}`)))
 	require.True(t, ok)
 	Answer(cctx, "done", nil)
-	Settle(cctx)
+	Settle(cctx, nil)
 	_, again, _ = h.Verify(ctx, post(toolCall("mine", "settle_2", `{}`)))
 	assert.Equal(t, `{"result":"done"}`, string(again.Body))
-	Settle(ctx) // no call on ctx: nothing to do
+	assert.Zero(t, Settle(ctx, "boom").Status, "no call on ctx: nothing to do")
+
+	// A panic in the handler: logged with its stack, answered, kept.
+	cctx, _, ok = h.Verify(ctx, post(toolCall("mine", "settle_3", `{}`)))
+	require.True(t, ok)
+	resp := Settle(cctx, "handler bug")
+	assert.Equal(t, "tool mine failed unexpectedly", requireError(t, resp, http.StatusOK, CodeExecutionFailed))
+	assert.Zero(t, Settle(cctx, "again").Status, "a call is answered once")
+	_, again, _ = h.Verify(ctx, post(toolCall("mine", "settle_3", `{}`)))
+	assert.Equal(t, string(resp.Body), string(again.Body))
+	panics := logs.find(t, "your handler panicked")
+	require.Len(t, panics, 2)
+	assert.Contains(t, panics[0]["stack"], "runtime/debug.Stack")
 }

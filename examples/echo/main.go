@@ -79,7 +79,7 @@ func answerCall(orders *catalog.Orders) echo.HandlerFunc {
 			// The middleware lets through tools the Handler does not know,
 			// for handlers that know more: this shop does not, so it
 			// answers 404 unknown_tool, stored for replay like any answer.
-			return echomedian.Respond(c, nil, protocol.UnknownTool(call.Tool))
+			return echomedian.Respond(c, nil, protocol.CodeUnknownTool)
 		}
 		result, err := catalog.Dispatch(orders, call)
 		return echomedian.Respond(c, result, err)

@@ -321,7 +321,7 @@ func (r *Recorder) Answer(s Seen) (any, error) {
 	case ToolCustomPanic:
 		panic("adaptertest: the handler behind the middleware panics")
 	}
-	return nil, protocol.UnknownTool(call.Tool)
+	return nil, protocol.CodeUnknownTool
 }
 
 // Calls returns how often Answer ran.

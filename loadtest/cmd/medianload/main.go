@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/median-go/median/loadtest"
-	"github.com/median-go/median/protocol"
 )
 
 func main() {
@@ -43,9 +42,9 @@ func run() error {
 	wait := flag.Duration("wait", 0, "wait up to this long for the server to accept connections before starting")
 	label := flag.String("label", "", "when set, also print a tab-separated summary line with this label on stdout")
 	flag.Parse()
-	opts.Key = os.Getenv(protocol.KeyEnv)
+	opts.Key = os.Getenv("MEDIAN_KEY")
 	if opts.Key == "" {
-		return fmt.Errorf("set %s to the key the server holds", protocol.KeyEnv)
+		return fmt.Errorf("set %s to the key the server holds", "MEDIAN_KEY")
 	}
 	if err := loadtest.CheckLoopback(opts.URL); err != nil {
 		return err
