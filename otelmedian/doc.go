@@ -18,10 +18,13 @@
 // a refusal or an error) becomes an INTERNAL span named "execute_tool
 // {tool}", a child of the span on the request's context (the HTTP server
 // span your middleware started, if any). It starts when the request reached
-// the Handler and ends when the answer was ready. It follows the execute_tool
-// span of the OpenTelemetry GenAI semantic conventions v1.41.0 (the last
-// release of them in open-telemetry/semantic-conventions, docs/gen-ai/
-// gen-ai-spans.md, schema https://opentelemetry.io/schemas/1.41.0):
+// the Handler and ends when the answer was ready. It follows the
+// execute_tool span of the OpenTelemetry GenAI semantic conventions v1.41.0,
+// the last release of them in open-telemetry/semantic-conventions
+// (docs/gen-ai/gen-ai-spans.md; schema
+// https://opentelemetry.io/schemas/1.41.0) before they moved to
+// open-telemetry/semantic-conventions-genai. Their status is Development:
+// names may change in a later release, and this package will follow.
 //
 //	gen_ai.operation.name   "execute_tool"
 //	gen_ai.tool.name        the tool's name
@@ -58,7 +61,7 @@
 // input or the answer:
 //
 //	median.outcome          result, refusal or error
-//	error.type              the error code, on errors only
+//	error.type              the error code (a protocol.Code), on errors only
 //	gen_ai.operation.name   "execute_tool", on tool calls
 //	gen_ai.tool.name        the tool's name, on tool calls
 //	median.risk             the call's risk, on tool calls
@@ -66,8 +69,8 @@
 //	median.refusal.reason   the refusal's reason, on refusals
 //	http.request.method     GET, POST or _OTHER (median.requests only)
 //
-// The manifest is median.requests with http.request.method GET; diagnostics
-// are POST requests without gen_ai.tool.name. Refusal reasons are short
+// A served manifest is a GET with outcome result; diagnostics are POST
+// requests without gen_ai.tool.name. Refusal reasons are short
 // codes chosen by your tools (see protocol.Refuse): keep them a fixed set,
 // as they become metric attributes. The histogram's buckets are those
 // OpenTelemetry recommends for HTTP server durations, from 5 ms to 10 s.

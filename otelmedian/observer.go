@@ -56,7 +56,9 @@ type Observer struct {
 func New(opts ...Option) (*Observer, error) {
 	var c config
 	for _, opt := range opts {
-		opt(&c)
+		if opt != nil {
+			opt(&c)
+		}
 	}
 	if c.tracerProvider == nil {
 		c.tracerProvider = otel.GetTracerProvider()

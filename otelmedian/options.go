@@ -33,6 +33,9 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 // as JSON strings), and an error's message as the span status description.
 // Turn it on only where your traces may hold what customers typed and what
 // your tools answered: both may be personal data. Metrics never carry them.
+// An input may be as long as the request body (1 MiB by default): bound
+// attribute values with your SDK's span limits
+// (OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT) if your backend cannot take that.
 func WithInputAndResult() Option {
 	return func(c *config) { c.content = true }
 }
