@@ -62,8 +62,23 @@ type Config struct {
 	ErrorMessage func(ctx context.Context, call *Call, err error) string
 
 	// Store keeps answers by toolCallId for replay protection. When nil, an
-	// in-memory store is used unless DisableReplayProtection is set.
+	// in-memory store bounded by ReplayMaxBytes is used unless
+	// DisableReplayProtection is set.
 	Store Store
+
+	// StoreTimeout bounds each call to the Store (each claim, each save);
+	// default 1 s. When a claim fails or runs out of time, the tool is not
+	// run and the call is answered execution_failed; when a save does, the
+	// answer is still sent and the failure logged.
+	StoreTimeout time.Duration
+
+	// ReplayMaxBytes is the in-memory store's budget, counting ids (by a
+	// fixed-size digest), answers and bookkeeping; default 64 MiB, at least
+	// 64 KiB. When it is full the oldest answers go first, and each one
+	// dropped before ReplayTTL is logged and reported as
+	// [Event.EvictedEarly]. Ignored when Store is set. See docs/replay.md to
+	// size it.
+	ReplayMaxBytes int64
 
 	// DisableReplayProtection runs every call, even a repeated toolCallId.
 	DisableReplayProtection bool
@@ -87,4 +102,9 @@ type Event struct {
 	Status     int           // the HTTP status answered
 	Duration   time.Duration // from the start of Serve (or Respond) to the answer
 	Replayed   bool          // the answer came from the replay store
+	// EvictedEarly counts the answers the replay store dropped before their
+	// TTL to make room for this call's answer (or earlier calls' claims):
+	// their toolCallIds would run again if replayed. Above 0, the store is
+	// too small for the traffic (Config.ReplayMaxBytes).
+	EvictedEarly int
 }

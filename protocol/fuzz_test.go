@@ -373,17 +373,17 @@ type fuzzServer struct {
 	events atomic.Int64
 	last   atomic.Pointer[protocol.Event]
 	mu     sync.Mutex
-	store  *protocol.MemoryStore
+	store  protocol.Store
 }
 
-func (s *fuzzServer) Claim(ctx context.Context, id, fp string, lease time.Duration) (protocol.ClaimResult, error) {
+func (s *fuzzServer) Claim(ctx context.Context, id, fp string, lease time.Duration) (protocol.ClaimStatus, []byte, error) {
 	s.mu.Lock()
 	st := s.store
 	s.mu.Unlock()
 	return st.Claim(ctx, id, fp, lease)
 }
 
-func (s *fuzzServer) Save(ctx context.Context, id, fp string, answer []byte, ttl time.Duration) error {
+func (s *fuzzServer) Save(ctx context.Context, id, fp string, answer []byte, ttl time.Duration) (int, error) {
 	s.mu.Lock()
 	st := s.store
 	s.mu.Unlock()
@@ -393,7 +393,7 @@ func (s *fuzzServer) Save(ctx context.Context, id, fp string, answer []byte, ttl
 // reset forgets every run, event and stored answer.
 func (s *fuzzServer) reset() {
 	s.mu.Lock()
-	s.store = protocol.NewMemoryStore(protocol.MemoryStoreOptions{Now: func() time.Time { return fuzzNow }})
+	s.store = protocol.MemoryStoreForTest(0, func() time.Time { return fuzzNow })
 	s.mu.Unlock()
 	s.runs.Store(0)
 	s.events.Store(0)

@@ -31,6 +31,7 @@ type Handler struct {
 	observer           func(Event)
 	errorMessage       func(context.Context, *Call, error) string
 	store              Store
+	storeTimeout       time.Duration
 	lease              time.Duration
 	ttl                time.Duration
 }
@@ -55,6 +56,7 @@ func New(cfg Config) (*Handler, error) {
 		observer:           cfg.Observer,
 		errorMessage:       cfg.ErrorMessage,
 		store:              cfg.Store,
+		storeTimeout:       orDefault(cfg.StoreTimeout, DefaultStoreTimeout),
 		lease:              cfg.ReplayLease,
 		ttl:                cfg.ReplayTTL,
 	}
@@ -73,7 +75,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.DisableReplayProtection {
 		h.store = nil
 	} else if h.store == nil {
-		h.store = NewMemoryStore(MemoryStoreOptions{})
+		h.store = newMemoryStore(cfg.ReplayMaxBytes, nil)
 	}
 
 	var problems []error
@@ -400,6 +402,9 @@ func (h *Handler) observe(method string, call *Call, resp Response, start time.T
 	ev := Event{Method: method, Code: resp.code, Status: resp.Status, Duration: time.Since(start), Replayed: resp.replayed}
 	if call != nil {
 		ev.Tool, ev.ToolCallID = call.Tool, call.ToolCallID
+		if call.claim != nil {
+			ev.EvictedEarly = call.claim.evicted
+		}
 	}
 	defer func() {
 		if p := recover(); p != nil {
