@@ -45,13 +45,16 @@
 // # Bounds
 //
 // Redis expires every key itself: a claim after its lease, an answer after
-// ReplayTTL (default 10 minutes). A key costs Redis about 66 bytes of value
-// plus the answer plus Redis's own per-key overhead; size Redis's maxmemory
-// for calls per minute × 10 × that. Set maxmemory-policy to noeviction (or
-// volatile-ttl): an eviction policy that drops keys early drops answers this
-// store cannot report, and their toolCallIds could run again; with
+// ReplayTTL (default 10 minutes). Ids cost nothing extra: the key is a
+// digest. A key costs Redis about 200 bytes plus the answer (measured with
+// MEMORY USAGE on Redis 7.0: 312 bytes for a 100-byte answer, about 112 KiB
+// for a 100 KB one), so size maxmemory for calls per minute × 10 × that.
+// Set maxmemory-policy to noeviction: every key of this store has a TTL, so
+// any eviction policy (volatile-* included) may drop answers early, which
+// this store cannot report, and their toolCallIds could run again. With
 // noeviction a full Redis refuses the claim and the call is answered
-// execution_failed without running the tool. Save always reports 0 evicted.
+// execution_failed without running the tool.
+// Save always reports 0 evicted.
 //
 // When Redis is frozen, unreachable or too slow, each Claim gives up at the
 // core's deadline and the call is answered execution_failed without running
