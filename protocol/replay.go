@@ -23,6 +23,7 @@ const (
 	msgStoreFailed   = "the server could not record this call in its replay store, so the tool was not run and nothing was changed"
 	msgRequestEnded  = "the request ended before the server could record this call, so the tool was not run and nothing was changed"
 	msgCopyStillRuns = "the request ended while another request with the same toolCallId was still running; this copy did not run the tool"
+	msgCopyOutlasted = "another request with the same toolCallId has been running for longer than its lease; this copy did not run the tool"
 )
 
 // replayKey is the store key of a toolCallId: the hex SHA-256 of the id, 64
@@ -37,7 +38,9 @@ func replayKey(toolCallID string) string {
 // and the answer to send when the call must not run now. While a copy of the
 // same call runs elsewhere it asks again, with a growing pause, until that
 // copy's answer is there, its claim is handed over (its lease ended), or ctx
-// ends.
+// ends. It gives up (without running the tool) when the store still says
+// "running" a lease and a second after it first did, which a store that
+// hands ended leases over only does when yet another copy took the claim.
 func (h *Handler) claim(ctx context.Context, call *Call, body []byte) (Response, bool) {
 	if h.store == nil {
 		return Response{}, true
@@ -53,6 +56,7 @@ func (h *Handler) claim(ctx context.Context, call *Call, body []byte) (Response,
 		}
 	}
 	var timer *time.Timer
+	var giveUp time.Time
 	for pause := firstPoll; ; pause = min(2*pause, maxPoll) {
 		status, answer, err := h.storeClaim(ctx, key, fp, lease)
 		switch {
@@ -74,6 +78,11 @@ func (h *Handler) claim(ctx context.Context, call *Call, body []byte) (Response,
 			return errorResponse(newError(CodeExecutionFailed, msgStoreFailed)), false
 		}
 		// ClaimRunning: the same call runs elsewhere; ask again shortly.
+		if giveUp.IsZero() {
+			giveUp = time.Now().Add(lease + time.Second)
+		} else if time.Now().After(giveUp) {
+			return errorResponse(newError(CodeExecutionFailed, msgCopyOutlasted)), false
+		}
 		if timer == nil {
 			timer = time.NewTimer(pause)
 			defer timer.Stop()

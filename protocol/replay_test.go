@@ -310,6 +310,18 @@ func TestCopyGivesUpWhenItsRequestEnds(t *testing.T) {
 	assert.Zero(t, runs.get())
 }
 
+// TestCopyGivesUpAfterALease: a store that keeps answering ClaimRunning
+// does not hold a request without a deadline for ever.
+func TestCopyGivesUpAfterALease(t *testing.T) {
+	store := newRecordingStore()
+	store.status = ClaimRunning
+	runs := &int64Counter{}
+	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(runs)}, Store: store, ReplayLease: 10 * time.Millisecond})
+	msg := requireError(t, h.Serve(context.Background(), post(toolCall("echo", "call_w4", `{"orderId":3}`))), http.StatusOK, CodeExecutionFailed)
+	assert.Equal(t, msgCopyOutlasted, msg)
+	assert.Zero(t, runs.get())
+}
+
 // TestRequestEndedBeforeTheClaim: a request that ends while the store is
 // being asked is answered with what happened, not as a store failure.
 func TestRequestEndedBeforeTheClaim(t *testing.T) {
