@@ -196,9 +196,10 @@ func (s *Store) Save(key, fingerprint string, answer []byte, ttl time.Duration) 
 	}
 	if e != nil {
 		s.remove(e) // added again below as an answer, at the back of the answers
+	} else { // the lease ended and nobody took over: keep the answer anyway
+		e = &entry{key: key, fingerprint: fingerprint}
 	}
-	kept := bytes.Clone(answer)
-	e = &entry{key: key, fingerprint: fingerprint, answer: kept, done: true, expires: now.Add(ttl)}
+	e.answer, e.done, e.expires = bytes.Clone(answer), true, now.Add(ttl)
 	if e.size() > s.max {
 		return evicted + 1, nil
 	}
