@@ -57,7 +57,7 @@ func BenchmarkServeReplayMemory(b *testing.B) {
 		if i == len(reqs) {
 			// A fresh store per round of 1024 ids keeps every id unique.
 			b.StopTimer()
-			h.store = NewMemoryStore(MemoryStoreOptions{})
+			h.store = newMemoryStore(0, nil)
 			i = 0
 			b.StartTimer()
 		}

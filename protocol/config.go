@@ -83,15 +83,18 @@ type Config struct {
 	// DisableReplayProtection runs every call, even a repeated toolCallId.
 	DisableReplayProtection bool
 
-	// ReplayMaxBytes bounds the in-memory store (ids, answers and
-	// bookkeeping); default 64 MiB. When it is full the oldest answers are
-	// dropped first, each reported in the log and to the Observer, because
-	// its toolCallId could then run again.
+	// ReplayMaxBytes is the in-memory store's budget, counting ids (by a
+	// fixed-size digest), answers and bookkeeping; default 64 MiB, at least
+	// 64 KiB. When it is full the oldest answers go first, and each one
+	// dropped before ReplayTTL is logged and reported as
+	// [Event.EvictedEarly], because its toolCallId could then run again.
+	// Ignored when Store is set. See docs/SECURITY.md to size it.
 	ReplayMaxBytes int64
 
-	// StoreTimeout bounds each call to the Store; default 1 s. A claim that
-	// does not succeed in time answers execution_failed without running the
-	// tool; a save that fails is logged and the answer still goes out.
+	// StoreTimeout bounds each call to the Store (each claim, each save);
+	// default 1 s. When a claim fails or runs out of time, the tool is not
+	// run and the call is answered execution_failed; when a save does, the
+	// answer is still sent and the failure logged.
 	StoreTimeout time.Duration
 
 	// ReplayLease is how long a claim on a toolCallId lasts while its tool

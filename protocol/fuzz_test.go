@@ -371,17 +371,17 @@ type fuzzServer struct {
 	events atomic.Int64
 	last   atomic.Pointer[Event]
 	mu     sync.Mutex
-	store  *MemoryStore
+	store  Store
 }
 
-func (s *fuzzServer) Claim(ctx context.Context, id, fp string, lease time.Duration) (ClaimResult, error) {
+func (s *fuzzServer) Claim(ctx context.Context, id, fp string, lease time.Duration) (ClaimStatus, []byte, error) {
 	s.mu.Lock()
 	st := s.store
 	s.mu.Unlock()
 	return st.Claim(ctx, id, fp, lease)
 }
 
-func (s *fuzzServer) Save(ctx context.Context, id, fp string, answer []byte, ttl time.Duration) error {
+func (s *fuzzServer) Save(ctx context.Context, id, fp string, answer []byte, ttl time.Duration) (int, error) {
 	s.mu.Lock()
 	st := s.store
 	s.mu.Unlock()
@@ -391,7 +391,7 @@ func (s *fuzzServer) Save(ctx context.Context, id, fp string, answer []byte, ttl
 // reset forgets every run, event and stored answer.
 func (s *fuzzServer) reset() {
 	s.mu.Lock()
-	s.store = NewMemoryStore(MemoryStoreOptions{Now: func() time.Time { return fuzzNow }})
+	s.store = newMemoryStore(0, func() time.Time { return fuzzNow })
 	s.mu.Unlock()
 	s.runs.Store(0)
 	s.events.Store(0)

@@ -82,7 +82,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.DisableReplayProtection {
 		h.store = nil
 	} else if h.store == nil {
-		h.store = newMemoryStore(cfg.ReplayMaxBytes)
+		h.store = newMemoryStore(cfg.ReplayMaxBytes, nil)
 	}
 
 	var problems []error
@@ -381,9 +381,6 @@ func (h *Handler) readBody(ctx context.Context, req Request) ([]byte, *Error) {
 func (h *Handler) observe(ctx context.Context, method string, ex *exchange, resp Response, start time.Time) {
 	if resp.code != "" && resp.code != CodeExecutionFailed && resp.code != CodeDiagnosticsUnsupported {
 		h.log.DebugContext(ctx, "median: request refused", "status", resp.Status, "code", resp.code)
-	}
-	if resp.evicted > 0 {
-		h.log.WarnContext(ctx, "median: the replay store dropped answers before their time to keep this one; their toolCallIds could run again (raise Config.ReplayMaxBytes or use a shared store)", "dropped", resp.evicted)
 	}
 	if h.observer == nil {
 		return

@@ -2,21 +2,29 @@ package protocol_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/median-go/median/protocol"
 	"github.com/median-go/median/protocol/storetest"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// Goroutine leaks are caught by TestMain in main_test.go (goleak).
+// Goroutine leaks are caught by TestMain in main_test.go (goleak). The
+// store's own cases (eviction order, TTLs, the measured per-entry overhead)
+// are in protocol/internal/memstore; these check it as the core uses it.
 
 func TestMemoryStoreBehaviour(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) protocol.Store {
-		return protocol.NewMemoryStore(protocol.MemoryStoreOptions{})
+		return protocol.MemoryStoreForTest(0, nil)
 	})
 }
 
@@ -24,138 +32,150 @@ func TestMemoryStoreHandlers(t *testing.T) {
 	// One process: both handlers share the store, as handlers of one
 	// instance do.
 	storetest.RunHandlers(t, func(t *testing.T) (protocol.Store, protocol.Store) {
-		s := protocol.NewMemoryStore(protocol.MemoryStoreOptions{})
+		s := protocol.MemoryStoreForTest(0, nil)
 		return s, s
 	})
 }
 
-// memClock is a settable clock for MemoryStoreOptions.Now.
-type memClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *memClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-
-func (c *memClock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
-
-func newClockedStore(maxEntries int) (*protocol.MemoryStore, *memClock) {
-	clock := &memClock{now: time.Unix(1_767_225_600, 0)}
-	return protocol.NewMemoryStore(protocol.MemoryStoreOptions{MaxEntries: maxEntries, Now: clock.Now}), clock
-}
-
+// The heap tests serve many calls through a real Handler on the default
+// memory store with a small budget, and check that the live heap grows by
+// no more than the budget and a little slack: before the store was bounded
+// in bytes, 10,000 calls with 100 KB answers grew it by 1 GB.
 const (
-	memFP    = "1111111111111111111111111111111111111111111111111111111111111111"
-	memOther = "2222222222222222222222222222222222222222222222222222222222222222"
+	heapBudget = 8 << 20
+	heapSlack  = 2 << 20 // GC noise, the Handler's own growth
 )
 
-// memClaim claims id and returns the status; it fails on an error.
-func memClaim(t *testing.T, s protocol.Store, id, fp string, lease time.Duration) protocol.ClaimStatus {
+// liveHeap returns the live heap after a full collection.
+func liveHeap() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+type heapInput struct {
+	OrderID string `json:"orderId"`
+}
+
+// heapHandler is a Handler on the default memory store with heapBudget,
+// whose tool answers answerSize bytes.
+func heapHandler(t *testing.T, answerSize int, obs func(context.Context, protocol.Event)) *protocol.Handler {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := s.Claim(ctx, id, fp, lease)
+	big := strings.Repeat("a", answerSize)
+	h, err := protocol.New(protocol.Config{
+		Keys:           []string{storetest.Key},
+		ReplayMaxBytes: heapBudget,
+		Logger:         slog.New(slog.DiscardHandler),
+		Observer:       obs,
+		Tools: []*protocol.Tool{protocol.NewTool("lookup", protocol.RiskLow, "Looks an order up.",
+			func(ctx context.Context, c protocol.ToolCall[heapInput]) (string, error) { return big, nil })},
+	})
 	require.NoError(t, err)
-	return res.Status
+	return h
 }
 
-func TestMemoryStoreBound(t *testing.T) {
-	const max = 10
-	s, _ := newClockedStore(max)
-	ctx := context.Background()
-	for i := range 3 * max {
-		id := fmt.Sprintf("call_%d", i)
-		require.Equal(t, protocol.ClaimAcquired, memClaim(t, s, id, memFP, time.Minute))
-		require.NoError(t, s.Save(ctx, id, memFP, []byte(id), time.Hour))
-		require.LessOrEqual(t, s.Len(), max, "after %d calls", i+1)
+// serveCall serves a signed lookup call with toolCallId id.
+func serveCall(t *testing.T, h *protocol.Handler, id string) protocol.Response {
+	t.Helper()
+	body := fmt.Appendf(nil, `{"tool":"lookup","toolCallId":%q,"input":{"orderId":"A-1"},`+
+		`"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false}}}`, id)
+	key, err := protocol.ParseKey(storetest.Key)
+	require.NoError(t, err)
+	sig := key.Sign(time.Now(), body)
+	resp := h.Serve(context.Background(), protocol.Request{Method: http.MethodPost, Signature: sig, BodyBytes: body, ContentLength: int64(len(body))})
+	require.Equal(t, http.StatusOK, resp.Status, "%.200s", resp.Body)
+	require.Empty(t, codeOf(resp), "%.200s", resp.Body)
+	return resp
+}
+
+// evictions sums Event.EvictedEarly.
+type evictions struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (e *evictions) add(_ context.Context, ev protocol.Event) { e.mu.Lock(); e.n += ev.EvictedEarly; e.mu.Unlock() }
+
+func (e *evictions) get() int { e.mu.Lock(); defer e.mu.Unlock(); return e.n }
+
+func TestMemoryStoreHeapWithLargeAnswers(t *testing.T) {
+	const calls, answerSize = 300, 100 << 10 // 30 MB of answers through an 8 MiB budget
+	var evicted evictions
+	h := heapHandler(t, answerSize, evicted.add)
+	serveCall(t, h, "warm_up")
+	before := liveHeap()
+	for i := range calls {
+		serveCall(t, h, fmt.Sprintf("call_%d", i))
 	}
-	require.Equal(t, max, s.Len())
-	// The newest answers are kept; the oldest were dropped and run again.
-	require.Equal(t, protocol.ClaimDone, memClaim(t, s, fmt.Sprintf("call_%d", 3*max-1), memFP, time.Minute))
-	require.Equal(t, protocol.ClaimAcquired, memClaim(t, s, "call_0", memFP, time.Minute))
+	grown := liveHeap() - before
+	t.Logf("%d calls with %d KB answers: heap +%.1f MiB (budget %d MiB); the store charges %.1f MiB; %d answers reported dropped early",
+		calls, answerSize>>10, float64(grown)/(1<<20), heapBudget>>20, float64(protocol.MemoryStoreBytes(h))/(1<<20), evicted.get())
+	require.LessOrEqual(t, protocol.MemoryStoreBytes(h), int64(heapBudget))
+	require.Less(t, grown, int64(heapBudget+heapSlack), "the heap must grow by no more than the budget")
+	// About budget / answer answers fit; the rest went early, each reported.
+	kept := heapBudget / answerSize
+	assert.InDelta(t, calls+1-kept, evicted.get(), 10, "every answer dropped before its TTL is reported")
+	runtime.KeepAlive(h)
 }
 
-func TestMemoryStoreBoundKeepsRunningClaims(t *testing.T) {
-	s, _ := newClockedStore(3)
-	ctx := context.Background()
-	require.Equal(t, protocol.ClaimAcquired, memClaim(t, s, "running", memFP, time.Minute))
-	for _, id := range []string{"done_1", "done_2", "done_3"} {
-		require.Equal(t, protocol.ClaimAcquired, memClaim(t, s, id, memFP, time.Minute))
-		require.NoError(t, s.Save(ctx, id, memFP, []byte(id), time.Hour))
+func TestMemoryStoreHeapWithLongIDs(t *testing.T) {
+	const calls, idSize = 20, 700 << 10 // 14 MB of toolCallIds through an 8 MiB budget
+	h := heapHandler(t, 100, nil)
+	serveCall(t, h, "warm_up")
+	prefix := strings.Repeat("x", idSize)
+	before := liveHeap()
+	for i := range calls {
+		serveCall(t, h, fmt.Sprintf("%s_%d", prefix, i))
 	}
-	require.Equal(t, 3, s.Len())
-	// The oldest entry is the running claim, but answers go first: a running
-	// claim dropped would let a concurrent copy run the tool again.
-	require.Equal(t, protocol.ClaimConflict, memClaim(t, s, "running", memOther, time.Minute), "the running claim must survive")
-	require.Equal(t, protocol.ClaimAcquired, memClaim(t, s, "done_1", memFP, time.Minute), "the oldest answer must be dropped")
+	grown := liveHeap() - before
+	runtime.KeepAlive(prefix)
+	t.Logf("%d calls with %d KB ids: heap +%.1f KiB; the store charges %.1f KiB",
+		calls, idSize>>10, float64(grown)/(1<<10), float64(protocol.MemoryStoreBytes(h))/(1<<10))
+	require.Less(t, grown, int64(heapBudget+heapSlack), "the heap must grow by no more than the budget")
+	require.Less(t, protocol.MemoryStoreBytes(h), int64(calls*1024), "an id costs a fixed-size digest")
+	runtime.KeepAlive(h)
 }
 
-func TestMemoryStoreEvictsExpired(t *testing.T) {
-	s, clock := newClockedStore(0)
-	ctx := context.Background()
-	for i := range 100 {
-		id := fmt.Sprintf("call_%d", i)
-		require.Equal(t, protocol.ClaimAcquired, memClaim(t, s, id, memFP, time.Minute))
-		if i%2 == 0 {
-			require.NoError(t, s.Save(ctx, id, memFP, []byte(id), 10*time.Minute))
-		}
+func TestMemoryStoreLongIDCostsWhatAShortOneCosts(t *testing.T) {
+	cost := func(id string) int64 {
+		h, err := protocol.New(protocol.Config{
+			Keys:         []string{storetest.Key},
+			MaxBodyBytes: 2 << 20,
+			Logger:       slog.New(slog.DiscardHandler),
+			Tools: []*protocol.Tool{protocol.NewTool("lookup", protocol.RiskLow, "Looks an order up.",
+				func(ctx context.Context, c protocol.ToolCall[heapInput]) (string, error) { return "shipped", nil })},
+		})
+		require.NoError(t, err)
+		serveCall(t, h, id)
+		return protocol.MemoryStoreBytes(h)
 	}
-	require.Equal(t, 100, s.Len())
-
-	clock.Add(time.Minute) // the 50 unanswered claims' leases end
-	require.Equal(t, protocol.ClaimAcquired, memClaim(t, s, "probe_1", memFP, time.Minute))
-	require.Equal(t, 51, s.Len(), "the expired claims must be dropped on the next Claim")
-	require.Equal(t, protocol.ClaimDone, memClaim(t, s, "call_0", memFP, time.Minute), "answers live for their TTL")
-
-	clock.Add(10 * time.Minute) // every answer's TTL ends, and probe_1's lease
-	require.NoError(t, s.Save(ctx, "probe_2", memFP, []byte("late"), time.Minute))
-	require.Equal(t, 1, s.Len(), "everything expired must be dropped on the next Save")
-	require.Equal(t, protocol.ClaimAcquired, memClaim(t, s, "call_0", memFP, time.Minute), "an expired answer runs again")
-}
-
-func TestMemoryStoreTTLBoundary(t *testing.T) {
-	s, clock := newClockedStore(0)
-	require.Equal(t, protocol.ClaimAcquired, memClaim(t, s, "call_1", memFP, time.Minute))
-	require.NoError(t, s.Save(context.Background(), "call_1", memFP, []byte("a"), 10*time.Minute))
-	clock.Add(10*time.Minute - time.Nanosecond)
-	require.Equal(t, protocol.ClaimDone, memClaim(t, s, "call_1", memFP, time.Minute), "just before the TTL ends")
-	clock.Add(time.Nanosecond)
-	require.Equal(t, protocol.ClaimAcquired, memClaim(t, s, "call_1", memFP, time.Minute), "when the TTL ends")
-}
-
-func TestMemoryStoreRejectsNonPositiveDurations(t *testing.T) {
-	s := protocol.NewMemoryStore(protocol.MemoryStoreOptions{})
-	_, err := s.Claim(context.Background(), "call_1", memFP, 0)
-	require.ErrorContains(t, err, "lease must be positive")
-	require.ErrorContains(t, s.Save(context.Background(), "call_1", memFP, []byte("a"), -time.Second), "TTL must be positive")
-	require.Zero(t, s.Len())
+	short := cost("call_0123456789abcdefghijklmno") // 30 bytes
+	long := cost(strings.Repeat("x", 1<<20))
+	require.Positive(t, short)
+	require.Equal(t, short, long, "a 1 MiB toolCallId must cost the store what a 30-byte one costs")
 }
 
 // The benchmarks compare a call's cost without replay protection and with
-// the default memory store (see storetest.BenchmarkServe).
+// the default memory store (see storetest.BenchmarkServe); the store's own
+// cost is BenchmarkClaimSave in protocol/internal/memstore.
 
 func BenchmarkServeNoStore(b *testing.B) { storetest.BenchmarkServe(b, nil) }
 
 func BenchmarkServeMemoryStore(b *testing.B) {
-	storetest.BenchmarkServe(b, protocol.NewMemoryStore(protocol.MemoryStoreOptions{}))
+	storetest.BenchmarkServe(b, protocol.MemoryStoreForTest(0, nil))
 }
 
-// BenchmarkMemoryStoreClaimSave is the store's own cost per call: one
-// Claim and one Save of a new id.
-func BenchmarkMemoryStoreClaimSave(b *testing.B) {
-	s := protocol.NewMemoryStore(protocol.MemoryStoreOptions{})
-	ctx := context.Background()
-	answer := []byte(`{"result":{"orderId":"A-1001","status":"shipped"}}`)
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		i++
-		id := fmt.Sprintf("call_%032x", i)
-		if _, err := s.Claim(ctx, id, memFP, time.Minute); err != nil {
-			b.Fatal(err)
-		}
-		if err := s.Save(ctx, id, memFP, answer, 10*time.Minute); err != nil {
-			b.Fatal(err)
-		}
+// codeOf returns the error code an answer carries, or "" for a result.
+func codeOf(resp protocol.Response) protocol.Code {
+	var a struct {
+		Error *struct {
+			Code protocol.Code `json:"code"`
+		} `json:"error"`
 	}
+	if json.Unmarshal(resp.Body, &a) != nil || a.Error == nil {
+		return ""
+	}
+	return a.Error.Code
 }

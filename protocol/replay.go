@@ -11,13 +11,43 @@ import (
 	"time"
 )
 
+// How the core waits for a copy of the same call running elsewhere: it asks
+// the store again after firstPoll, doubling up to maxPoll.
+const (
+	firstPoll = 5 * time.Millisecond
+	maxPoll   = 100 * time.Millisecond
+)
+
+// Messages of the execution_failed answers the replay store causes. None
+// asks for a retry: Median never retries.
+const (
+	msgStoreFailed   = "the server could not record this call in its replay store, so the tool was not run and nothing was changed"
+	msgRequestEnded  = "the request ended before the server could record this call, so the tool was not run and nothing was changed"
+	msgCopyStillRuns = "the request ended while another request with the same toolCallId was still running; this copy did not run the tool"
+	msgCopyOutlasted = "another request with the same toolCallId has been running for longer than its lease; this copy did not run the tool"
+)
+
+// replayKey is the store key of a toolCallId: the hex SHA-256 of the id, 64
+// characters however long the id is, so a long id costs a store no more
+// than a short one.
+func replayKey(toolCallID string) string {
+	sum := sha256.Sum256([]byte(toolCallID))
+	return hex.EncodeToString(sum[:])
+}
+
 // claim takes the call's toolCallId in the replay store. It returns false
-// and the answer to send when the call must not run now.
+// and the answer to send when the call must not run now. While a copy of the
+// same call runs elsewhere it asks again, with a growing pause, until that
+// copy's answer is there, its claim is handed over (its lease ended), or ctx
+// ends. It gives up (without running the tool) when the store still says
+// "running" a lease and a second after it first did, which a store that
+// hands ended leases over only does when yet another copy took the claim.
 func (h *Handler) claim(ctx context.Context, ex *exchange, body []byte) (Response, bool) {
-	call := ex.call
 	if h.store == nil {
 		return Response{}, true
 	}
+	call := ex.call
+	key := replayKey(call.ToolCallID)
 	sum := sha256.Sum256(body)
 	fp := hex.EncodeToString(sum[:])
 	lease := h.lease
@@ -27,42 +57,82 @@ func (h *Handler) claim(ctx context.Context, ex *exchange, body []byte) (Respons
 			lease = t.timeout + 10*time.Second
 		}
 	}
-	res, err := storeClaim(ctx, h.store, call.ToolCallID, fp, lease)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return errorResponse(newError(CodeExecutionFailed, "the request ended while another request with the same toolCallId was still running")), false
-	case err != nil:
-		h.log.ErrorContext(ctx, "median: replay store failed; the tool was not run", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
-		return errorResponse(newError(CodeExecutionFailed, "the server could not record this call, so the tool was not run; try again later")), false
-	case res.Status == ClaimDone:
-		return storedResponse(res.Answer), false
-	case res.Status == ClaimConflict:
-		return errorResponse(&Error{Status: http.StatusConflict, Code: CodeInvalidBody,
-			Message: fmt.Sprintf("toolCallId %q was already used for a different call; every call needs its own id", truncate(call.ToolCallID, 80))}), false
+	var timer *time.Timer
+	var giveUp time.Time
+	for pause := firstPoll; ; pause = min(2*pause, maxPoll) {
+		status, answer, err := h.storeClaim(ctx, key, fp, lease)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return errorResponse(newError(CodeExecutionFailed, msgRequestEnded)), false
+		case err != nil:
+			h.log.ErrorContext(ctx, "median: replay store failed; the tool was not run", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
+			return errorResponse(newError(CodeExecutionFailed, msgStoreFailed)), false
+		case status == ClaimAcquired:
+			ex.claim = &claim{store: h.store, key: key, fingerprint: fp}
+			return Response{}, true
+		case status == ClaimDone:
+			return storedResponse(answer), false
+		case status == ClaimConflict:
+			return errorResponse(&Error{Status: http.StatusConflict, Code: CodeInvalidBody,
+				Message: fmt.Sprintf("toolCallId %q was already used for a different call; every call needs its own id", truncate(call.ToolCallID, 80))}), false
+		case status != ClaimRunning:
+			h.log.ErrorContext(ctx, "median: replay store answered an unknown ClaimStatus; the tool was not run", "tool", call.Tool, "toolCallId", call.ToolCallID, "status", int(status))
+			return errorResponse(newError(CodeExecutionFailed, msgStoreFailed)), false
+		}
+		// ClaimRunning: the same call runs elsewhere; ask again shortly.
+		if giveUp.IsZero() {
+			giveUp = time.Now().Add(lease + time.Second)
+		} else if time.Now().After(giveUp) {
+			return errorResponse(newError(CodeExecutionFailed, msgCopyOutlasted)), false
+		}
+		if timer == nil {
+			timer = time.NewTimer(pause)
+			defer timer.Stop()
+		} else {
+			timer.Reset(pause)
+		}
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return errorResponse(newError(CodeExecutionFailed, msgCopyStillRuns)), false
+		}
 	}
-	ex.claim = &claim{store: h.store, fingerprint: fp}
-	return Response{}, true
 }
 
-// storeClaim calls s.Claim, turning a panic in it into an error: a broken
-// store fails the call, it does not take the server down.
-func storeClaim(ctx context.Context, s Store, id, fp string, lease time.Duration) (res ClaimResult, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			res, err = ClaimResult{}, fmt.Errorf("the replay store panicked in Claim: %v", p)
-		}
-	}()
-	return s.Claim(ctx, id, fp, lease)
+// storeClaim calls the store's Claim under the store deadline; a panic in
+// it fails the call, it does not take the server down.
+func (h *Handler) storeClaim(ctx context.Context, key, fp string, lease time.Duration) (ClaimStatus, []byte, error) {
+	ctx, cancel := h.storeContext(ctx, h.store)
+	defer cancel()
+	type claimed struct {
+		status ClaimStatus
+		answer []byte
+	}
+	c, err := protect(h, ctx, "the replay store's Claim", nil, func() (claimed, error) {
+		status, answer, err := h.store.Claim(ctx, key, fp, lease)
+		return claimed{status, answer}, err
+	})
+	return c.status, c.answer, err
 }
 
-// storeSave calls s.Save, turning a panic in it into an error.
-func storeSave(ctx context.Context, s Store, id, fp string, answer []byte, ttl time.Duration) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("the replay store panicked in Save: %v", p)
-		}
-	}()
-	return s.Save(ctx, id, fp, answer, ttl)
+// storeSave calls s.Save under the store deadline; a panic in it is an
+// error.
+func (h *Handler) storeSave(ctx context.Context, s Store, key, fp string, answer []byte) (int, error) {
+	ctx, cancel := h.storeContext(ctx, s)
+	defer cancel()
+	return protect(h, ctx, "the replay store's Save", nil, func() (int, error) {
+		return s.Save(ctx, key, fp, answer, h.ttl)
+	})
+}
+
+// storeContext returns ctx bounded by the store deadline. The built-in
+// memory store only takes a mutex and never waits, so it skips the
+// deadline's timer (about ten allocations per call).
+func (h *Handler) storeContext(ctx context.Context, s Store) (context.Context, context.CancelFunc) {
+	if _, inProcess := s.(memoryStore); inProcess {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, h.storeTimeout)
 }
 
 // storedResponse rebuilds an answer kept by the replay store. The store keeps
@@ -85,20 +155,26 @@ func storedResponse(body []byte) Response {
 	return resp
 }
 
-// save stores the answer of a claimed call.
+// save stores the answer of a claimed call, once, and returns how many
+// answers the store dropped early to make room. The answer is sent whatever
+// happens here: a failure is logged, and so are those dropped answers
+// (their toolCallIds could run again).
 func (h *Handler) save(ctx context.Context, ex *exchange, resp Response) int {
-	if ex == nil || ex.claim == nil {
+	if ex == nil || ex.claim == nil || ex.claim.saved {
 		return 0
 	}
-	call := ex.call
-	c := ex.claim
-	ex.claim = nil
-	// The answer must be kept even when the caller has gone away.
-	ctx = context.WithoutCancel(ctx)
-	if err := storeSave(ctx, c.store, call.ToolCallID, c.fingerprint, resp.Body, h.ttl); err != nil {
+	call, c := ex.call, ex.claim
+	c.saved = true
+	// The answer must be kept even when the caller has gone away, but not
+	// wait on a store that does not answer.
+	evicted, err := h.storeSave(context.WithoutCancel(ctx), c.store, c.key, c.fingerprint, resp.Body)
+	if err != nil {
 		h.log.ErrorContext(ctx, "median: replay store could not save the answer; a repeat of this call may run the tool again", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
 	}
-	return 0
+	if evicted > 0 {
+		h.log.WarnContext(ctx, "median: the replay store dropped answers before their TTL to make room; their toolCallIds would run again if replayed, so raise Config.ReplayMaxBytes or use a shared store", "tool", call.Tool, "toolCallId", call.ToolCallID, "evicted", evicted)
+	}
+	return evicted
 }
 
 // storedRefusal returns the reason of a kept refusal result, or "".

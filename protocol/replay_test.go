@@ -10,7 +10,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -99,44 +98,93 @@ func TestReplayDisabled(t *testing.T) {
 	assert.Equal(t, int64(3), runs.get())
 }
 
-// recordingStore records what the core asks of its Store.
+// recordingStore records what the core asks of its Store, and can fail,
+// block or answer with what the test sets.
 type recordingStore struct {
-	mu       sync.Mutex
-	claims   []string // id/fingerprint
-	saves    []string // id/fingerprint/answer
-	claimErr error
-	inner    *MemoryStore
+	mu         sync.Mutex
+	claims     []string // key/fingerprint
+	saves      []string // key/fingerprint/answer
+	claimCtx   []context.Context
+	saveCtx    []context.Context
+	claimErr   error
+	saveErr    error
+	evicted    int         // what Save reports
+	running    int         // answer ClaimRunning this many times first
+	status     ClaimStatus // when set, Claim answers it
+	blockSave  bool        // Save waits for its ctx to end
+	blockClaim bool        // Claim waits for its ctx to end
+	inner      Store       // the store behind it
 }
 
-func (s *recordingStore) Claim(ctx context.Context, id, fp string, lease time.Duration) (ClaimResult, error) {
+func newRecordingStore() *recordingStore {
+	return &recordingStore{inner: newMemoryStore(0, nil)}
+}
+
+func (s *recordingStore) Claim(ctx context.Context, key, fp string, lease time.Duration) (ClaimStatus, []byte, error) {
 	s.mu.Lock()
-	s.claims = append(s.claims, id+"/"+fp)
-	err := s.claimErr
-	s.mu.Unlock()
-	if err != nil {
-		return ClaimResult{}, err
+	s.claims = append(s.claims, key+"/"+fp)
+	s.claimCtx = append(s.claimCtx, ctx)
+	err, block, status := s.claimErr, s.blockClaim, s.status
+	running := s.running > 0
+	if running {
+		s.running--
 	}
-	return s.inner.Claim(ctx, id, fp, lease)
+	s.mu.Unlock()
+	switch {
+	case block:
+		<-ctx.Done()
+		return 0, nil, ctx.Err()
+	case err != nil:
+		return 0, nil, err
+	case running:
+		return ClaimRunning, nil, nil
+	case status != 0:
+		return status, nil, nil
+	}
+	return s.inner.Claim(ctx, key, fp, lease)
 }
 
-func (s *recordingStore) Save(ctx context.Context, id, fp string, answer []byte, ttl time.Duration) error {
+func (s *recordingStore) Save(ctx context.Context, key, fp string, answer []byte, ttl time.Duration) (int, error) {
 	s.mu.Lock()
-	s.saves = append(s.saves, id+"/"+fp+"/"+string(answer))
+	s.saves = append(s.saves, key+"/"+fp+"/"+string(answer))
+	s.saveCtx = append(s.saveCtx, ctx)
+	err, block, evicted := s.saveErr, s.blockSave, s.evicted
 	s.mu.Unlock()
-	return s.inner.Save(ctx, id, fp, answer, ttl)
+	if block {
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}
+	if err != nil {
+		return 0, err
+	}
+	if _, err := s.inner.Save(ctx, key, fp, answer, ttl); err != nil {
+		return 0, err
+	}
+	return evicted, nil
+}
+
+func (s *recordingStore) claimCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.claims)
+}
+
+// digest is the hex SHA-256 of s.
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
 // TestCoreUsesStore: what reaches the Store, and when.
 func TestCoreUsesStore(t *testing.T) {
-	store := &recordingStore{inner: NewMemoryStore(MemoryStoreOptions{})}
+	store := newRecordingStore()
 	runs := &int64Counter{}
 	h, logs := newHandler(t, Config{Tools: []*Tool{echoTool(runs)}, Store: store})
 	body := toolCall("echo", "call_s1", `{"orderId":3}`)
 	resp := h.Serve(context.Background(), post(body))
-	sum := sha256.Sum256([]byte(body))
-	fp := hex.EncodeToString(sum[:])
-	assert.Equal(t, []string{"call_s1/" + fp}, store.claims, "claimed with the body's SHA-256")
-	assert.Equal(t, []string{"call_s1/" + fp + "/" + string(resp.Body)}, store.saves)
+	key, fp := digest("call_s1"), digest(body)
+	assert.Equal(t, []string{key + "/" + fp}, store.claims, "claimed by the id's SHA-256, with the body's SHA-256")
+	assert.Equal(t, []string{key + "/" + fp + "/" + string(resp.Body)}, store.saves)
 
 	// Refusals before the run never touch the store.
 	for _, b := range []string{toolCall("nope", "call_s2", `{}`), toolCall("echo", "call_s3", `{}`), `{"op":"diagnostics"}`, `{"tool":1}`} {
@@ -145,36 +193,204 @@ func TestCoreUsesStore(t *testing.T) {
 	h.Serve(context.Background(), get())
 	assert.Len(t, store.claims, 1)
 
-	// A failing store: the tool does not run.
+	// A failing store: the tool does not run, and the answer says the
+	// action was not carried out, without asking for a retry.
 	store.claimErr = errors.New("redis: connection refused")
 	msg := requireError(t, h.Serve(context.Background(), post(toolCall("echo", "call_s4", `{"orderId":3}`))), http.StatusOK, CodeExecutionFailed)
-	assert.Contains(t, msg, "not run")
+	assert.Equal(t, msgStoreFailed, msg)
+	assert.Contains(t, msg, "the tool was not run and nothing was changed")
 	assert.NotContains(t, msg, "redis")
+	assert.NotContains(t, strings.ToLower(msg), "try again")
 	assert.Equal(t, int64(1), runs.get())
+	lines := logs.find(t, "replay store failed")
+	require.Len(t, lines, 1)
+	assert.Equal(t, "call_s4", lines[0]["toolCallId"])
+	assert.Contains(t, lines[0]["error"], "connection refused")
+
+	// A save that fails after the tool ran: the answer still goes out, the
+	// failure is logged.
+	store.claimErr = nil
+	store.saveErr = errors.New("redis: connection reset")
+	requireResult(t, h.Serve(context.Background(), post(toolCall("echo", "call_s5", `{"orderId":3}`))))
+	assert.Equal(t, int64(2), runs.get())
+	lines = logs.find(t, "could not save the answer")
+	require.Len(t, lines, 1)
+	assert.Equal(t, "call_s5", lines[0]["toolCallId"])
+	assert.Equal(t, "ERROR", lines[0]["level"])
+}
+
+// TestLongIDIsDigested: the store sees 64 hex digits whatever the id's
+// length.
+func TestLongIDIsDigested(t *testing.T) {
+	store := newRecordingStore()
+	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(nil)}, Store: store, MaxBodyBytes: 2 << 20})
+	id := strings.Repeat("x", 1<<20)
+	requireResult(t, h.Serve(context.Background(), post(toolCall("echo", id, `{"orderId":3}`))))
+	require.Len(t, store.claims, 1)
+	key, _, _ := strings.Cut(store.claims[0], "/")
+	assert.Equal(t, digest(id), key)
+	assert.Len(t, key, 64)
+}
+
+// TestStoreTimeoutBoundsClaim: a store that does not answer holds a call
+// for StoreTimeout, then the call is answered execution_failed and the tool
+// is not run.
+func TestStoreTimeoutBoundsClaim(t *testing.T) {
+	store := newRecordingStore()
+	store.blockClaim = true
+	runs := &int64Counter{}
+	h, logs := newHandler(t, Config{Tools: []*Tool{echoTool(runs)}, Store: store, StoreTimeout: 20 * time.Millisecond})
+	start := time.Now()
+	msg := requireError(t, h.Serve(context.Background(), post(toolCall("echo", "call_t1", `{"orderId":3}`))), http.StatusOK, CodeExecutionFailed)
+	assert.Equal(t, msgStoreFailed, msg)
+	assert.Zero(t, runs.get(), "the tool must not run")
+	require.Len(t, store.claimCtx, 1)
+	deadline, ok := store.claimCtx[0].Deadline()
+	require.True(t, ok, "Claim must run under a deadline")
+	assert.False(t, deadline.After(start.Add(20*time.Millisecond+time.Second)), "the deadline is StoreTimeout away")
 	assert.Len(t, logs.find(t, "replay store failed"), 1)
+
+	// The default deadline is defaultStoreTimeout.
+	h, _ = newHandler(t, Config{Tools: []*Tool{echoTool(runs)}, Store: newRecordingStore()})
+	assert.Equal(t, defaultStoreTimeout, h.storeTimeout)
+}
+
+// TestStoreTimeoutBoundsSave: a save that does not answer delays the answer
+// by at most StoreTimeout, the answer is sent, and the failure logged. The
+// save is not cancelled with the request.
+func TestStoreTimeoutBoundsSave(t *testing.T) {
+	store := newRecordingStore()
+	store.blockSave = true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	leaving := NewTool("leave", RiskLow, "Its caller goes away.", func(context.Context, ToolCall[struct{}]) (string, error) {
+		cancel() // the client hangs up while the tool runs
+		return "done", nil
+	})
+	h, logs := newHandler(t, Config{Tools: []*Tool{leaving}, Store: store, StoreTimeout: 20 * time.Millisecond})
+	requireResult(t, h.Serve(ctx, post(toolCall("leave", "call_t2", `{}`))))
+	require.Len(t, store.saveCtx, 1)
+	_, ok := store.saveCtx[0].Deadline()
+	assert.True(t, ok, "Save must run under a deadline")
+	assert.ErrorIs(t, store.saveCtx[0].Err(), context.DeadlineExceeded, "Save ended by its own deadline, not by the request's end")
+	lines := logs.find(t, "could not save")
+	require.Len(t, lines, 1)
+	assert.Equal(t, "call_t2", lines[0]["toolCallId"])
+}
+
+// TestCopyWaitsForTheRunningCall: on ClaimRunning the core asks again until
+// the answer is there.
+func TestCopyWaitsForTheRunningCall(t *testing.T) {
+	store := newRecordingStore()
+	runs := &int64Counter{}
+	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(runs)}, Store: store})
+	body := toolCall("echo", "call_w1", `{"orderId":3}`)
+	first := h.Serve(context.Background(), post(body))
+	requireResult(t, first)
+
+	store.running = 3 // the next copy is told three times that the call runs
+	again := h.Serve(context.Background(), post(body))
+	assert.Equal(t, string(first.Body), string(again.Body))
+	assert.Equal(t, 1+4, store.claimCount(), "the copy asked until the answer was there")
+	assert.Equal(t, int64(1), runs.get())
+}
+
+// TestCopyGivesUpWhenItsRequestEnds: a copy whose request ends while the
+// first still runs is answered without running the tool.
+func TestCopyGivesUpWhenItsRequestEnds(t *testing.T) {
+	store := newRecordingStore()
+	store.status = ClaimRunning
+	runs := &int64Counter{}
+	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(runs)}, Store: store})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	msg := requireError(t, h.Serve(ctx, post(toolCall("echo", "call_w2", `{"orderId":3}`))), http.StatusOK, CodeExecutionFailed)
+	assert.Equal(t, msgCopyStillRuns, msg)
+	assert.Greater(t, store.claimCount(), 1, "the copy asked more than once")
+	assert.Zero(t, runs.get())
+}
+
+// TestCopyGivesUpAfterALease: a store that keeps answering ClaimRunning
+// does not hold a request without a deadline for ever.
+func TestCopyGivesUpAfterALease(t *testing.T) {
+	store := newRecordingStore()
+	store.status = ClaimRunning
+	runs := &int64Counter{}
+	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(runs)}, Store: store, ReplayLease: 10 * time.Millisecond})
+	msg := requireError(t, h.Serve(context.Background(), post(toolCall("echo", "call_w4", `{"orderId":3}`))), http.StatusOK, CodeExecutionFailed)
+	assert.Equal(t, msgCopyOutlasted, msg)
+	assert.Zero(t, runs.get())
+}
+
+// TestRequestEndedBeforeTheClaim: a request that ends while the store is
+// being asked is answered with what happened, not as a store failure.
+func TestRequestEndedBeforeTheClaim(t *testing.T) {
+	store := newRecordingStore()
+	store.blockClaim = true
+	h, logs := newHandler(t, Config{Tools: []*Tool{echoTool(nil)}, Store: store})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	msg := requireError(t, h.Serve(ctx, post(toolCall("echo", "call_w3", `{"orderId":3}`))), http.StatusOK, CodeExecutionFailed)
+	assert.Equal(t, msgRequestEnded, msg)
+	assert.Empty(t, logs.find(t, "replay store failed"))
+}
+
+// TestUnknownClaimStatus: a store answering a status the core does not know
+// fails the call without running the tool.
+func TestUnknownClaimStatus(t *testing.T) {
+	store := newRecordingStore()
+	store.status = ClaimStatus(42)
+	runs := &int64Counter{}
+	h, logs := newHandler(t, Config{Tools: []*Tool{echoTool(runs)}, Store: store})
+	msg := requireError(t, h.Serve(context.Background(), post(toolCall("echo", "call_u1", `{"orderId":3}`))), http.StatusOK, CodeExecutionFailed)
+	assert.Equal(t, msgStoreFailed, msg)
+	assert.Zero(t, runs.get())
+	assert.Len(t, logs.find(t, "unknown ClaimStatus"), 1)
+}
+
+// TestEvictedEarlyIsReported: answers a Save dropped early are logged as a
+// warning and reported to the observer.
+func TestEvictedEarlyIsReported(t *testing.T) {
+	store := newRecordingStore()
+	store.evicted = 3
+	obs := &observed{}
+	h, logs := newHandler(t, Config{Tools: []*Tool{echoTool(nil)}, Store: store, Observer: obs.add})
+	requireResult(t, h.Serve(context.Background(), post(toolCall("echo", "call_e1", `{"orderId":3}`))))
+	assert.Equal(t, 3, obs.last(t).EvictedEarly)
+	lines := logs.find(t, "dropped answers before their TTL")
+	require.Len(t, lines, 1)
+	assert.Equal(t, "WARN", lines[0]["level"])
+	assert.Equal(t, "echo", lines[0]["tool"])
+	assert.Equal(t, "call_e1", lines[0]["toolCallId"])
+	assert.Equal(t, float64(3), lines[0]["evicted"])
+
+	store.evicted = 0
+	requireResult(t, h.Serve(context.Background(), post(toolCall("echo", "call_e2", `{"orderId":3}`))))
+	assert.Zero(t, obs.last(t).EvictedEarly)
+	assert.Len(t, logs.find(t, "dropped answers before their TTL"), 1)
 }
 
 // panickingStore panics in Claim or Save, as a broken custom Store might.
 type panickingStore struct {
-	inner   *MemoryStore
+	inner   Store
 	inClaim bool
 }
 
-func (s *panickingStore) Claim(ctx context.Context, id, fp string, lease time.Duration) (ClaimResult, error) {
+func (s *panickingStore) Claim(ctx context.Context, key, fp string, lease time.Duration) (ClaimStatus, []byte, error) {
 	if s.inClaim {
 		panic("claim exploded")
 	}
-	return s.inner.Claim(ctx, id, fp, lease)
+	return s.inner.Claim(ctx, key, fp, lease)
 }
 
-func (s *panickingStore) Save(context.Context, string, string, []byte, time.Duration) error {
+func (s *panickingStore) Save(context.Context, string, string, []byte, time.Duration) (int, error) {
 	panic("save exploded")
 }
 
 // TestPanickingStore: a store that panics fails the call the way a store
 // error does, and never takes the server down.
 func TestPanickingStore(t *testing.T) {
-	store := &panickingStore{inner: NewMemoryStore(MemoryStoreOptions{}), inClaim: true}
+	store := &panickingStore{inner: newMemoryStore(0, nil), inClaim: true}
 	runs := &int64Counter{}
 	h, logs := newHandler(t, Config{Tools: []*Tool{echoTool(runs)}, Store: store})
 	msg := requireError(t, h.Serve(context.Background(), post(toolCall("echo", "call_p1", `{"orderId":3}`))), http.StatusOK, CodeExecutionFailed)
@@ -187,22 +403,4 @@ func TestPanickingStore(t *testing.T) {
 	requireResult(t, h.Serve(context.Background(), post(toolCall("echo", "call_p2", `{"orderId":3}`))))
 	assert.Equal(t, int64(1), runs.get())
 	assert.Contains(t, logs.String(), "save exploded")
-}
-
-// TestMemoryStoreKeepsACopyOfTheID: the decoder hands out the toolCallId as
-// a substring of the whole body, so a store that kept it as given would keep
-// every body alive for the TTL (found in review).
-func TestMemoryStoreKeepsACopyOfTheID(t *testing.T) {
-	body := strings.Repeat("x", 1<<20) + `call_1`
-	id := body[len(body)-len("call_1"):]
-	s := NewMemoryStore(MemoryStoreOptions{})
-	res, err := s.Claim(context.Background(), id, "fp", time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, ClaimAcquired, res.Status)
-	require.Len(t, s.entries, 1)
-	for k, e := range s.entries {
-		assert.Equal(t, id, k)
-		assert.NotSame(t, unsafe.StringData(id), unsafe.StringData(k), "the map key is a copy")
-		assert.NotSame(t, unsafe.StringData(id), unsafe.StringData(e.id), "the entry's id is a copy")
-	}
 }

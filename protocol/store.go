@@ -7,31 +7,40 @@ import (
 
 // Store remembers tool-call answers by toolCallId, so a repeated call gets
 // the first answer back byte for byte and the tool runs once (replay
-// protection and idempotency). The core uses it only after the signature is
-// verified and the input validated, and only for tool calls.
+// protection and idempotency, PROTOCOL.md §8). The core uses it only after
+// the signature is verified and the input validated, and only for tool
+// calls.
 //
-// The default is an in-memory store for one process; use a shared store
-// (protocol/redisstore) when several instances serve the same endpoint.
-// Implementations must be safe for concurrent use.
+// The default is an in-memory store for one process, bounded in bytes
+// (Config.ReplayMaxBytes); use a shared store (protocol/redisstore) when
+// several instances serve the same endpoint. Check an implementation with
+// protocol/storetest. Implementations must be safe for concurrent use.
+//
+// Every call runs under a deadline (Config.StoreTimeout, default 1 s): a
+// store must honour ctx, or a store that hangs holds each request with it.
+// When Claim fails or runs out of time, the tool is not run and the call is
+// answered execution_failed; when Save does, the answer still goes out and
+// the failure is logged.
 type Store interface {
-	// Claim atomically claims id for a caller whose body hashes to
-	// fingerprint, for at most lease. It returns:
-	//   - ClaimAcquired: the caller must run the tool, then call Save;
-	//   - ClaimDone: the answer is stored; Answer holds its bytes;
-	//   - ClaimConflict: id was used with a different body, whether that
-	//     call is still running or already answered.
-	// While another caller holds a live claim with the same fingerprint,
-	// Claim waits for its answer, until ctx is done (then it returns
-	// ctx.Err() promptly, leaving nothing behind) or the lease ends (then
-	// the caller takes the claim over: the tool may run a second time,
-	// which is what a crashed instance costs).
-	Claim(ctx context.Context, id, fingerprint string, lease time.Duration) (ClaimResult, error)
-	// Save stores the answer for id, keeps it for ttl and wakes the callers
-	// waiting on it. It stores the answer even when the claim's lease has
-	// ended and nobody took it over. It keeps what is there when id already
-	// holds an answer (the first answer wins, so every repeat gets the same
-	// bytes) or a live claim of a different fingerprint.
-	Save(ctx context.Context, id, fingerprint string, answer []byte, ttl time.Duration) error
+	// Claim atomically claims key for a caller whose body hashes to
+	// fingerprint, for at most lease, in one step: it never waits for another
+	// caller. key is a fixed-size digest of the toolCallId computed by the
+	// core (64 hex chars), so stores never see a long id.
+	//   ClaimAcquired: run the tool, then Save.
+	//   ClaimRunning:  another caller holds a live claim with the same
+	//                  fingerprint; the core asks again shortly.
+	//   ClaimDone:     answer holds the stored answer (the caller owns it).
+	//   ClaimConflict: key was used with a different fingerprint.
+	// A claim whose lease ended without an answer is handed to the caller
+	// (ClaimAcquired): that is what a crashed instance costs.
+	// Claim must return promptly when ctx is done.
+	Claim(ctx context.Context, key, fingerprint string, lease time.Duration) (status ClaimStatus, answer []byte, err error)
+	// Save stores answer for key for ttl and returns how many other answers
+	// the store dropped before their TTL to make room (0 for stores that never
+	// do). The first answer wins; a live claim of another fingerprint is kept.
+	// An answer the store cannot keep at all (larger than its whole budget)
+	// counts as dropped too, since its toolCallId could then run again.
+	Save(ctx context.Context, key, fingerprint string, answer []byte, ttl time.Duration) (evicted int, err error)
 }
 
 // ClaimStatus is the outcome of [Store.Claim].
@@ -40,18 +49,15 @@ type ClaimStatus int
 // The outcomes of [Store.Claim].
 const (
 	ClaimAcquired ClaimStatus = iota + 1 // run the tool, then Save
+	ClaimRunning                         // the same call is running elsewhere: ask again shortly
 	ClaimDone                            // answer stored: send it again
-	ClaimConflict                        // id already used with another body
+	ClaimConflict                        // key already used with another body
 )
 
-// ClaimResult is what [Store.Claim] returns.
-type ClaimResult struct {
-	Status ClaimStatus
-	Answer []byte // the stored answer, when Status is ClaimDone; the caller owns it
-}
-
-// claim is the claim a Call holds between the store's Claim and Save.
+// claim is the claim a call holds between the store's Claim and Save.
 type claim struct {
 	store       Store
+	key         string // the toolCallId's digest
 	fingerprint string
+	saved       bool // Save was called: a claim is saved once
 }

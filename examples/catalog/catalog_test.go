@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"github.com/median-go/median/conformance"
 	"github.com/median-go/median/examples/catalog"
 	"github.com/median-go/median/examples/catalog/catalogtest"
+	"github.com/median-go/median/internal/redistest"
 	"github.com/median-go/median/protocol"
 )
 
@@ -152,10 +152,7 @@ func TestNewRejectsABadRedisURL(t *testing.T) {
 }
 
 func TestNewWithRedis(t *testing.T) {
-	url := os.Getenv("MEDIAN_TEST_REDIS_URL")
-	if url == "" {
-		t.Skip("set MEDIAN_TEST_REDIS_URL=redis://127.0.0.1:6379/15 to run the Redis example test")
-	}
+	url := redistest.URL(t) // $MEDIAN_TEST_REDIS_URL, else a local server; skipped without one
 	d, err := catalog.New(catalog.Options{Key: catalogtest.Key, RedisURL: url, Logger: quiet})
 	require.NoError(t, err)
 	defer d.Close()

@@ -5,6 +5,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/median-go/median/protocol"
 	"github.com/median-go/median/protocol/redisstore"
@@ -18,6 +19,15 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// The core gives each store call a deadline (Config.StoreTimeout, 1 s):
+	// let it reach the socket, and keep go-redis's own waits short.
+	opt.ContextTimeoutEnabled = true
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = 500*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
+	opt.MaxRetries = 1
+	store, err := redisstore.New(redis.NewClient(opt), redisstore.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
 	type cancelInput struct {
 		OrderID string `json:"orderId"`
 	}
@@ -28,7 +38,7 @@ func Example() {
 
 	h, err := protocol.New(protocol.Config{
 		Tools: []*protocol.Tool{cancelOrder},
-		Store: redisstore.New(redis.NewClient(opt), redisstore.Options{}),
+		Store: store,
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -3,27 +3,62 @@
 // endpoint: a toolCallId answered on one instance is answered with the same
 // bytes on any other, and its tool runs once.
 //
+// # The client must honour deadlines
+//
+// The core gives each store call a deadline (protocol.Config.StoreTimeout,
+// default 1 s), and go-redis puts a context's deadline on the socket only
+// when the client is built with ContextTimeoutEnabled: true. Without it a
+// frozen Redis holds every request for the client's own ReadTimeout times
+// its retries (15 s with go-redis's defaults) before the call fails. So
+// [New] refuses a *redis.Client, *redis.ClusterClient or *redis.Ring whose
+// options have it false. Build the client like this:
+//
+//	opt, err := redis.ParseURL(url)
+//	opt.ContextTimeoutEnabled = true // the store's deadline reaches the socket
+//	opt.DialTimeout = 500 * time.Millisecond
+//	opt.ReadTimeout = 500 * time.Millisecond
+//	opt.WriteTimeout = 500 * time.Millisecond
+//	opt.PoolTimeout = 500 * time.Millisecond
+//	opt.MaxRetries = 1
+//	store, err := redisstore.New(redis.NewClient(opt), redisstore.Options{})
+//
 // # How it works
 //
-// Each toolCallId is one Redis string key, Prefix + toolCallId.
+// Each toolCallId is one Redis string key: Prefix + the core's key, the hex
+// SHA-256 of the id (64 characters, so a long id costs what a short one
+// costs).
 //
-//   - Claim is SET key "running" NX PX lease: when it succeeds the caller
-//     runs the tool (one round trip). Otherwise a GET tells the rest: an
-//     answer (ClaimDone), another body (ClaimConflict), or the same body
-//     still running, and then the caller waits.
+//   - Claim is one small Lua script, one round trip: it returns the value
+//     under the key, or, when there is none, sets the running claim with PX
+//     lease. The value tells the rest: an answer (ClaimDone), another body
+//     (ClaimConflict), or the same body still running (ClaimRunning). Claim
+//     never waits: on ClaimRunning the core asks again shortly, until the
+//     answer is there, the lease ends, or its request ends.
 //   - Save is one small Lua script (one round trip) that writes the answer
 //     with PX ttl unless the key already holds an answer or another body's
 //     claim: the first answer wins, so every repeat gets the same bytes.
-//   - A waiter polls every PollInterval (GET, and SET NX again once the key
-//     is gone) until the answer is there, its context ends, or the lease
-//     expires and it takes the claim over. Waiters exist only when copies of
-//     one call overlap (Median sends each call once; an overlapping copy is a
-//     replay or a proxy's retry), so this rare path pays at most
-//     PollInterval of latency instead of every instance holding a Pub/Sub
-//     connection and a background goroutine. It uses pooled connections and
-//     leaves nothing behind when it ends.
 //
-// The normal path is two round trips per call: the claim and the save.
+// The normal path is two round trips per call: the claim and the save. The
+// first use of each script on a server (after a restart too) costs one more
+// (EVALSHA, then EVAL).
+//
+// # Bounds
+//
+// Redis expires every key itself: a claim after its lease, an answer after
+// ReplayTTL (default 10 minutes). Ids cost nothing extra: the key is a
+// digest. A key costs Redis about 200 bytes plus the answer (measured with
+// MEMORY USAGE on Redis 7.0: 312 bytes for a 100-byte answer, about 112 KiB
+// for a 100 KB one), so size maxmemory for calls per minute × 10 × that.
+// Set maxmemory-policy to noeviction: every key of this store has a TTL, so
+// any eviction policy (volatile-* included) may drop answers early, which
+// this store cannot report, and their toolCallIds could run again. With
+// noeviction a full Redis refuses the claim and the call is answered
+// execution_failed without running the tool.
+// Save always reports 0 evicted.
+//
+// When Redis is frozen, unreachable or too slow, each Claim gives up at the
+// core's deadline and the call is answered execution_failed without running
+// the tool; a failed Save is logged and the answer still goes out.
 //
 // # When an instance crashes mid-call
 //
@@ -38,8 +73,7 @@
 //
 // # Stored value
 //
-// One string per id, not a hash: SET NX PX creates the claim and its expiry
-// atomically in one command, which a hash cannot (HSETNX has no expiry).
+// One string per key, not a hash, with its expiry set in the same command.
 // The value is one state byte ('r' running, 'd' done), the fingerprint (the
 // core's 64 hex digits of the body's SHA-256), a newline, then the answer:
 // 66 bytes over the answer itself.
@@ -57,22 +91,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Defaults of [Options].
-const (
-	DefaultPrefix       = "median:call:"
-	DefaultPollInterval = 50 * time.Millisecond
-)
+// DefaultPrefix is the key prefix when [Options.Prefix] is empty.
+const DefaultPrefix = "median:call:"
 
 // Options configures [New]. The zero value is ready to use.
 type Options struct {
-	// Prefix is put before each toolCallId to make its key; default
-	// "median:call:". Give each endpoint its own prefix when several share
-	// one Redis database.
+	// Prefix is put before each key; default "median:call:". Give each
+	// endpoint its own prefix when several share one Redis database.
 	Prefix string
-	// PollInterval is how often a caller waiting for a running copy of the
-	// same call looks again; default 50 ms. It is the most a waiter's answer
-	// is delayed.
-	PollInterval time.Duration
 }
 
 // Store is a [protocol.Store] on Redis. Build it with [New]; it is safe for
@@ -81,23 +107,50 @@ type Options struct {
 type Store struct {
 	client redis.UniversalClient
 	prefix string
-	poll   time.Duration
 }
 
 var _ protocol.Store = (*Store)(nil)
 
-// New returns a Store on client: a *redis.Client, *redis.ClusterClient,
-// *redis.Ring or failover client. Pass it as [protocol.Config.Store]:
+// ErrNoContextTimeout is returned by [New] for a client built without
+// ContextTimeoutEnabled: true, which would let a frozen Redis hold requests
+// far past protocol.Config.StoreTimeout.
+var ErrNoContextTimeout = errors.New("median: redisstore: the Redis client was built with ContextTimeoutEnabled false, so go-redis would ignore the store's deadline and a frozen Redis would hold every request for ReadTimeout × retries (15 s by default); set ContextTimeoutEnabled: true in the client's options (see the package documentation for timeouts that fit)")
+
+// New returns a Store on client: a *redis.Client (a failover client is
+// one), *redis.ClusterClient or *redis.Ring. Pass it as
+// [protocol.Config.Store].
 //
-//	protocol.Config{Store: redisstore.New(redis.NewClient(opt), redisstore.Options{})}
-func New(client redis.UniversalClient, opts Options) *Store {
+// The client must be built with ContextTimeoutEnabled: true, so that the
+// core's deadline on each store call reaches the socket: New returns
+// [ErrNoContextTimeout] when one of the clients above has it false. For
+// another implementation of redis.UniversalClient it cannot tell; make sure
+// yourself. Keep the client's DialTimeout, ReadTimeout, WriteTimeout and
+// PoolTimeout under a second or so too (see the package documentation).
+func New(client redis.UniversalClient, opts Options) (*Store, error) {
+	if client == nil {
+		return nil, errors.New("median: redisstore: the client is nil")
+	}
+	if enabled, known := contextTimeoutEnabled(client); known && !enabled {
+		return nil, ErrNoContextTimeout
+	}
 	if opts.Prefix == "" {
 		opts.Prefix = DefaultPrefix
 	}
-	if opts.PollInterval <= 0 {
-		opts.PollInterval = DefaultPollInterval
+	return &Store{client: client, prefix: opts.Prefix}, nil
+}
+
+// contextTimeoutEnabled reports the client's ContextTimeoutEnabled, when
+// its type tells.
+func contextTimeoutEnabled(client redis.UniversalClient) (enabled, known bool) {
+	switch c := client.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled, true
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled, true
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled, true
 	}
-	return &Store{client: client, prefix: opts.Prefix, poll: opts.PollInterval}
+	return false, false
 }
 
 // States of a stored value, its first byte.
@@ -132,54 +185,46 @@ func checkFingerprint(fp string) error {
 	return nil
 }
 
-// Claim implements [protocol.Store]; see the package documentation.
-func (s *Store) Claim(ctx context.Context, id, fingerprint string, lease time.Duration) (protocol.ClaimResult, error) {
+// claimScript returns the value under the key, or sets the running claim
+// when there is none and returns 1. KEYS[1] the key; ARGV[1] the running
+// value; ARGV[2] the lease in milliseconds.
+var claimScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v then
+  return v
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`)
+
+// Claim implements [protocol.Store]: one round trip, no waiting; see the
+// package documentation.
+func (s *Store) Claim(ctx context.Context, key, fingerprint string, lease time.Duration) (protocol.ClaimStatus, []byte, error) {
 	if err := checkFingerprint(fingerprint); err != nil {
-		return protocol.ClaimResult{}, err
+		return 0, nil, err
 	}
 	if lease < time.Millisecond {
-		return protocol.ClaimResult{}, fmt.Errorf("median: redisstore: the lease must be at least 1ms, got %s", lease)
+		return 0, nil, fmt.Errorf("median: redisstore: the lease must be at least 1ms, got %s", lease)
 	}
-	key := s.prefix + id
-	running := encode(stateRunning, fingerprint, nil)
-	var timer *time.Timer
-	for {
-		ok, err := s.client.SetNX(ctx, key, running, lease).Result()
-		if err != nil {
-			return protocol.ClaimResult{}, s.fail(ctx, "claim", key, err)
-		}
-		if ok {
-			return protocol.ClaimResult{Status: protocol.ClaimAcquired}, nil
-		}
-		v, err := s.client.Get(ctx, key).Bytes()
-		if errors.Is(err, redis.Nil) {
-			continue // expired or evicted since the SET: claim it now
-		}
-		if err != nil {
-			return protocol.ClaimResult{}, s.fail(ctx, "read", key, err)
-		}
-		state, fp, answer, ok := decode(v)
-		switch {
-		case !ok:
-			return protocol.ClaimResult{}, fmt.Errorf("median: redisstore: key %q holds a value this store did not write; give the store a Prefix no other program uses", key)
-		case string(fp) != fingerprint:
-			return protocol.ClaimResult{Status: protocol.ClaimConflict}, nil
-		case state == stateDone:
-			return protocol.ClaimResult{Status: protocol.ClaimDone, Answer: answer}, nil
-		}
-		// The same call is running elsewhere: look again shortly.
-		if timer == nil {
-			timer = time.NewTimer(s.poll)
-			defer timer.Stop()
-		} else {
-			timer.Reset(s.poll)
-		}
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			return protocol.ClaimResult{}, ctx.Err()
-		}
+	k := s.prefix + key
+	res, err := claimScript.Run(ctx, s.client, []string{k}, encode(stateRunning, fingerprint, nil), lease.Milliseconds()).Result()
+	if err != nil {
+		return 0, nil, s.fail(ctx, "claim", k, err)
 	}
+	v, isValue := res.(string)
+	if !isValue {
+		return protocol.ClaimAcquired, nil, nil
+	}
+	state, fp, answer, ok := decode([]byte(v))
+	switch {
+	case !ok:
+		return 0, nil, fmt.Errorf("median: redisstore: key %q holds a value this store did not write; give the store a Prefix no other program uses", k)
+	case string(fp) != fingerprint:
+		return protocol.ClaimConflict, nil, nil
+	case state == stateDone:
+		return protocol.ClaimDone, answer, nil
+	}
+	return protocol.ClaimRunning, nil, nil
 }
 
 // saveScript writes the answer unless the key holds an answer already or
@@ -195,27 +240,29 @@ end
 return 0
 `)
 
-// Save implements [protocol.Store]; see the package documentation.
-func (s *Store) Save(ctx context.Context, id, fingerprint string, answer []byte, ttl time.Duration) error {
+// Save implements [protocol.Store]; see the package documentation. It
+// always reports 0 evicted: Redis expires keys itself and tells no one when
+// it evicts one early (see Bounds in the package documentation).
+func (s *Store) Save(ctx context.Context, key, fingerprint string, answer []byte, ttl time.Duration) (int, error) {
 	if err := checkFingerprint(fingerprint); err != nil {
-		return err
+		return 0, err
 	}
 	if ttl < time.Millisecond {
-		return fmt.Errorf("median: redisstore: the TTL must be at least 1ms, got %s", ttl)
+		return 0, fmt.Errorf("median: redisstore: the TTL must be at least 1ms, got %s", ttl)
 	}
-	key := s.prefix + id
-	err := saveScript.Run(ctx, s.client, []string{key},
+	k := s.prefix + key
+	err := saveScript.Run(ctx, s.client, []string{k},
 		encode(stateRunning, fingerprint, nil), encode(stateDone, fingerprint, answer), ttl.Milliseconds()).Err()
 	if err != nil {
-		return s.fail(ctx, "save the answer to", key, err)
+		return 0, s.fail(ctx, "save the answer to", k, err)
 	}
-	return nil
+	return 0, nil
 }
 
-// fail wraps a Redis error, or returns ctx.Err() when the context ended.
+// fail wraps a Redis error, naming the context's end when it ended.
 func (s *Store) fail(ctx context.Context, what, key string, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		err = fmt.Errorf("%w (%w)", ctxErr, err)
 	}
 	return fmt.Errorf("median: redisstore: could not %s key %q: %w", what, key, err)
 }

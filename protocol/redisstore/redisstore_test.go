@@ -3,13 +3,13 @@ package redisstore_test
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
-	"net"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/median-go/median/internal/redistest"
 	"github.com/median-go/median/protocol"
 	"github.com/median-go/median/protocol/redisstore"
 	"github.com/median-go/median/protocol/storetest"
@@ -22,36 +22,28 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// redisURL returns the test server's URL: MEDIAN_TEST_REDIS_URL, else a
-// server answering on 127.0.0.1:6379 or :6399. It skips the test when there
-// is none.
-func redisURL(t testing.TB) string {
-	t.Helper()
-	if u := os.Getenv("MEDIAN_TEST_REDIS_URL"); u != "" {
-		return u
-	}
-	for _, port := range []string{"6379", "6399"} {
-		conn, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 300*time.Millisecond)
-		if err == nil {
-			_ = conn.Close()
-			return "redis://127.0.0.1:" + port + "/0"
-		}
-	}
-	t.Skip("no Redis server: start one and run MEDIAN_TEST_REDIS_URL=redis://127.0.0.1:6379/0 go test ./protocol/redisstore")
-	return ""
-}
-
-// newClient returns a client on the test server, closed when t ends.
+// newClient returns a client on the test server, closed when t ends. The
+// server is $MEDIAN_TEST_REDIS_URL or a local one (see redistest.URL); the
+// test is skipped when there is none.
 func newClient(t testing.TB) *redis.Client {
 	t.Helper()
-	opt, err := redis.ParseURL(redisURL(t))
-	require.NoError(t, err, "MEDIAN_TEST_REDIS_URL must be a redis:// URL")
+	opt, err := redis.ParseURL(redistest.URL(t))
+	require.NoError(t, err, "%s must be a redis:// URL", redistest.URLEnv)
+	opt.ContextTimeoutEnabled = true
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { _ = c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	require.NoError(t, c.Ping(ctx).Err(), "the Redis server at %s does not answer", opt.Addr)
 	return c
+}
+
+// newStore returns a Store on c, failing the test on an error.
+func newStore(t testing.TB, c redis.UniversalClient, opts redisstore.Options) *redisstore.Store {
+	t.Helper()
+	s, err := redisstore.New(c, opts)
+	require.NoError(t, err)
+	return s
 }
 
 // uniquePrefix returns a key prefix no other test or run uses, and deletes
@@ -74,7 +66,7 @@ func uniquePrefix(t testing.TB, c *redis.Client) string {
 func TestStoreBehaviour(t *testing.T) {
 	c := newClient(t)
 	storetest.Run(t, func(t *testing.T) protocol.Store {
-		return redisstore.New(c, redisstore.Options{Prefix: uniquePrefix(t, c), PollInterval: 10 * time.Millisecond})
+		return newStore(t, c, redisstore.Options{Prefix: uniquePrefix(t, c)})
 	})
 }
 
@@ -84,7 +76,7 @@ func TestTwoInstances(t *testing.T) {
 	a, b := newClient(t), newClient(t)
 	storetest.RunHandlers(t, func(t *testing.T) (protocol.Store, protocol.Store) {
 		prefix := uniquePrefix(t, a)
-		return redisstore.New(a, redisstore.Options{Prefix: prefix}), redisstore.New(b, redisstore.Options{Prefix: prefix})
+		return newStore(t, a, redisstore.Options{Prefix: prefix}), newStore(t, b, redisstore.Options{Prefix: prefix})
 	})
 }
 
@@ -107,46 +99,67 @@ func (h *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 	}
 }
 
-func TestTwoRoundTripsPerCall(t *testing.T) {
+const fp = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// key returns a store key in the core's format, 64 hex digits.
+func key(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return hex.EncodeToString(sum[:])
+}
+
+func TestOneRoundTripPerStep(t *testing.T) {
 	c := newClient(t)
-	s := redisstore.New(c, redisstore.Options{Prefix: uniquePrefix(t, c)})
+	s := newStore(t, c, redisstore.Options{Prefix: uniquePrefix(t, c)})
 	ctx := context.Background()
-	const fp = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	// The first Save of a process may load the script (EVALSHA, then EVAL).
-	_, err := s.Claim(ctx, "warm_up", fp, time.Minute)
+	// The first use of each script on a server may load it (EVALSHA, then EVAL).
+	_, _, err := s.Claim(ctx, key("warm_up"), fp, time.Minute)
 	require.NoError(t, err)
-	require.NoError(t, s.Save(ctx, "warm_up", fp, []byte(`{"result":1}`), time.Minute))
+	_, err = s.Save(ctx, key("warm_up"), fp, []byte(`{"result":1}`), time.Minute)
+	require.NoError(t, err)
 
 	counter := &commandCounter{}
 	c.AddHook(counter)
-	res, err := s.Claim(ctx, "call_1", fp, time.Minute)
+	st, _, err := s.Claim(ctx, key("call_1"), fp, time.Minute)
 	require.NoError(t, err)
-	require.Equal(t, protocol.ClaimAcquired, res.Status)
-	require.NoError(t, s.Save(ctx, "call_1", fp, []byte(`{"result":2}`), time.Minute))
-	require.Equal(t, int64(2), counter.n.Load(), "a call must cost one round trip to claim and one to save")
+	require.Equal(t, protocol.ClaimAcquired, st)
+	require.Equal(t, int64(1), counter.n.Load(), "a claim must cost one round trip")
+	st, _, err = s.Claim(ctx, key("call_1"), fp, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, protocol.ClaimRunning, st)
+	require.Equal(t, int64(2), counter.n.Load(), "a copy's claim must cost one round trip, and never wait")
+	_, err = s.Save(ctx, key("call_1"), fp, []byte(`{"result":2}`), time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), counter.n.Load(), "a save must cost one round trip")
+	st, answer, err := s.Claim(ctx, key("call_1"), fp, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, protocol.ClaimDone, st)
+	require.Equal(t, `{"result":2}`, string(answer))
+	require.Equal(t, int64(4), counter.n.Load(), "a repeat must cost one round trip")
 }
 
 func TestStoredValue(t *testing.T) {
 	c := newClient(t)
 	prefix := uniquePrefix(t, c)
-	s := redisstore.New(c, redisstore.Options{Prefix: prefix})
+	s := newStore(t, c, redisstore.Options{Prefix: prefix})
 	ctx := context.Background()
-	const fp = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	k := key("call_1")
 
-	_, err := s.Claim(ctx, "call_1", fp, time.Minute)
+	_, _, err := s.Claim(ctx, k, fp, time.Minute)
 	require.NoError(t, err)
-	v, err := c.Get(ctx, prefix+"call_1").Result()
+	v, err := c.Get(ctx, prefix+k).Result()
 	require.NoError(t, err)
 	require.Equal(t, "r"+fp+"\n", v, "a running claim")
-	ttl, err := c.PTTL(ctx, prefix+"call_1").Result()
+	ttl, err := c.PTTL(ctx, prefix+k).Result()
 	require.NoError(t, err)
 	require.True(t, ttl > 0 && ttl <= time.Minute, "the claim must expire with its lease, PTTL %s", ttl)
 
-	require.NoError(t, s.Save(ctx, "call_1", fp, []byte(`{"result":1}`), 10*time.Minute))
-	v, err = c.Get(ctx, prefix+"call_1").Result()
+	evicted, err := s.Save(ctx, k, fp, []byte(`{"result":1}`), 10*time.Minute)
+	require.NoError(t, err)
+	require.Zero(t, evicted)
+	v, err = c.Get(ctx, prefix+k).Result()
 	require.NoError(t, err)
 	require.Equal(t, "d"+fp+"\n"+`{"result":1}`, v, "an answer")
-	ttl, err = c.PTTL(ctx, prefix+"call_1").Result()
+	ttl, err = c.PTTL(ctx, prefix+k).Result()
 	require.NoError(t, err)
 	require.True(t, ttl > time.Minute && ttl <= 10*time.Minute, "the answer must expire with its TTL, PTTL %s", ttl)
 }
@@ -154,35 +167,57 @@ func TestStoredValue(t *testing.T) {
 func TestForeignValue(t *testing.T) {
 	c := newClient(t)
 	prefix := uniquePrefix(t, c)
-	s := redisstore.New(c, redisstore.Options{Prefix: prefix})
+	s := newStore(t, c, redisstore.Options{Prefix: prefix})
 	ctx := context.Background()
-	require.NoError(t, c.Set(ctx, prefix+"call_1", "something else", time.Minute).Err())
-	_, err := s.Claim(ctx, "call_1", "abc", time.Minute)
+	require.NoError(t, c.Set(ctx, prefix+key("call_1"), "something else", time.Minute).Err())
+	_, _, err := s.Claim(ctx, key("call_1"), "abc", time.Minute)
 	require.ErrorContains(t, err, "did not write")
 	require.ErrorContains(t, err, "Prefix")
 }
 
 func TestBadArguments(t *testing.T) {
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
 	defer c.Close()
-	s := redisstore.New(c, redisstore.Options{})
+	s := newStore(t, c, redisstore.Options{})
 	ctx := context.Background()
-	_, err := s.Claim(ctx, "call_1", "a\nb", time.Minute)
+	_, _, err := s.Claim(ctx, key("call_1"), "a\nb", time.Minute)
 	require.ErrorContains(t, err, "fingerprint")
-	_, err = s.Claim(ctx, "call_1", "abc", 0)
+	_, _, err = s.Claim(ctx, key("call_1"), "abc", 0)
 	require.ErrorContains(t, err, "lease")
-	require.ErrorContains(t, s.Save(ctx, "call_1", "abc", nil, 0), "TTL")
+	_, err = s.Save(ctx, key("call_1"), "abc", nil, 0)
+	require.ErrorContains(t, err, "TTL")
+	_, err = redisstore.New(nil, redisstore.Options{})
+	require.ErrorContains(t, err, "nil")
+}
+
+func TestNewRefusesAClientThatIgnoresDeadlines(t *testing.T) {
+	clients := map[string]redis.UniversalClient{
+		"Client":         redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}),
+		"ClusterClient":  redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}}),
+		"Ring":           redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}}),
+		"FailoverClient": redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "m", SentinelAddrs: []string{"127.0.0.1:1"}}),
+	}
+	for name, c := range clients {
+		_, err := redisstore.New(c, redisstore.Options{})
+		require.ErrorIs(t, err, redisstore.ErrNoContextTimeout, name)
+		require.ErrorContains(t, err, "ContextTimeoutEnabled: true", name)
+		_ = c.Close()
+	}
+	ok := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}, ContextTimeoutEnabled: true})
+	defer ok.Close()
+	_, err := redisstore.New(ok, redisstore.Options{})
+	require.NoError(t, err)
 }
 
 func TestServerDown(t *testing.T) {
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ContextTimeoutEnabled: true})
 	defer c.Close()
-	s := redisstore.New(c, redisstore.Options{})
-	_, err := s.Claim(context.Background(), "call_1", "abc", time.Minute)
-	require.ErrorContains(t, err, `could not claim key "median:call:call_1"`)
+	s := newStore(t, c, redisstore.Options{})
+	_, _, err := s.Claim(context.Background(), key("call_1"), "abc", time.Minute)
+	require.ErrorContains(t, err, `could not claim key "median:call:`+key("call_1")+`"`)
 }
 
 func BenchmarkServeRedisStore(b *testing.B) {
 	c := newClient(b)
-	storetest.BenchmarkServe(b, redisstore.New(c, redisstore.Options{Prefix: uniquePrefix(b, c)}))
+	storetest.BenchmarkServe(b, newStore(b, c, redisstore.Options{Prefix: uniquePrefix(b, c)}))
 }

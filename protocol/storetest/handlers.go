@@ -21,7 +21,8 @@ import (
 // first answer byte for byte and its tool runs once; 32 concurrent copies of
 // a call spread over both run it once; a different body under the same
 // toolCallId is refused 409 invalid_body; a claim whose holder never answers
-// is taken over when its lease ends.
+// is taken over when its lease ends; a copy whose request ends while the
+// first still runs is answered execution_failed without running the tool.
 //
 // For a shared store, return two stores on one server, as two instances of
 // your service would hold. For a store that lives in one process, return
@@ -44,6 +45,7 @@ var handlerCases = []struct {
 	{"ReplayOnOtherHandler", testReplayOnOtherHandler},
 	{"ConcurrentCopies", testConcurrentCopies},
 	{"ExpiredLeaseTakenOver", testHandlerLeaseTakenOver},
+	{"CopyGivesUpWhenItsRequestEnds", testCopyGivesUp},
 }
 
 // Key is the Median key of the Handlers RunHandlers builds.
@@ -168,4 +170,28 @@ func testHandlerLeaseTakenOver(t *testing.T, a, b protocol.Store) {
 	again := serve(ha, req)
 	require.Equal(t, string(resp.Body), string(again.Body), "a later copy on A must get B's answer")
 	require.Equal(t, int64(1), runs.n.Load())
+}
+
+func testCopyGivesUp(t *testing.T, a, b protocol.Store) {
+	var runs counter
+	ha, hb := newHandler(t, a, &runs, Long), newHandler(t, b, &runs, Long)
+	req := signedCall(t, NewID(), "A-1001")
+
+	// A holds the claim and has not answered yet; a copy on B waits for its
+	// answer until B's request ends.
+	callA, _, ok := ha.Verify(context.Background(), req) // the context carrying A's call
+	require.True(t, ok, "A must let the first copy through")
+	ctx, cancel := context.WithTimeout(context.Background(), Short)
+	defer cancel()
+	resp := hb.Serve(ctx, req)
+	require.Equal(t, http.StatusOK, resp.Status, "a copy whose request ended: %s", resp.Body)
+	require.Contains(t, string(resp.Body), `"code":"execution_failed"`, "a copy whose request ended")
+	require.Contains(t, string(resp.Body), "did not run the tool")
+	require.Zero(t, runs.n.Load(), "the copy must not run the tool")
+
+	// A answers; a later copy on B gets A's answer.
+	first := protocol.Answer(callA, cancelOutput{OrderID: "A-1001", Status: "cancelled"}, nil)
+	again := serve(hb, req)
+	require.Equal(t, string(first.Body), string(again.Body), "a later copy must get A's answer")
+	require.Zero(t, runs.n.Load())
 }

@@ -1,19 +1,22 @@
 // Package storetest checks that a [protocol.Store] behaves as the core
-// expects: claims, answers byte for byte, conflicts, waiters, leases, TTLs
-// and concurrency. Run it from the tests of any Store, ours or your own:
+// expects: claims, answers byte for byte, running copies, conflicts, leases
+// handed over, TTLs and concurrency. Run it from the tests of any Store,
+// ours or your own:
 //
 //	func TestMyStore(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) protocol.Store { return mystore.New(...) })
 //	}
 //
 // [RunHandlers] goes one level up: it serves signed calls through two
-// [protocol.Handler]s and checks that a call runs its tool once.
+// [protocol.Handler]s and checks that a call runs its tool once, and
+// [BenchmarkServe] measures what a store costs per call.
 //
-// The cases wait in real time with short leases and TTLs (hundreds of
-// milliseconds) and generous deadlines (seconds); they never assert how
-// long anything took, so a loaded machine slows them down without failing
-// them. The goroutine-leak case inspects every goroutine of the process:
-// do not run these tests in parallel with others.
+// A Store never waits for another caller (the core does, asking again on
+// ClaimRunning), so the cases call it directly and expect prompt answers.
+// They wait in real time only for leases and TTLs to end, with short ones
+// (hundreds of milliseconds) and generous deadlines (seconds); they never
+// assert how long anything took, so a loaded machine slows them down
+// without failing them.
 package storetest
 
 import (
@@ -28,7 +31,6 @@ import (
 	"github.com/median-go/median/protocol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 )
 
 // Durations the cases use. Short is a lease or TTL meant to end during the
@@ -40,13 +42,9 @@ const (
 	Deadline = 10 * time.Second
 )
 
-// pause is how long a case watches for something that must not happen (a
-// waiter returning early). A slow machine only makes the check weaker.
-const pause = 50 * time.Millisecond
-
 // Run runs every behaviour case as a subtest of t. newStore is called once
-// per subtest and must return an empty store, or one whose ids cannot
-// collide with other subtests' (each case uses fresh random ids).
+// per subtest and must return an empty store, or one whose keys cannot
+// collide with other subtests' (each case uses fresh random keys).
 func Run(t *testing.T, newStore func(t *testing.T) protocol.Store) {
 	t.Helper()
 	for _, c := range cases {
@@ -62,17 +60,16 @@ var cases = []struct {
 	{"SaveThenClaimIsDone", testSaveThenClaimIsDone},
 	{"AnswerIsACopy", testAnswerIsACopy},
 	{"FirstAnswerWins", testFirstAnswerWins},
+	{"RunningForTheSameBody", testRunningForTheSameBody},
 	{"ConflictWhileRunning", testConflictWhileRunning},
 	{"ConflictWhenDone", testConflictWhenDone},
-	{"WaiterGetsTheAnswer", testWaiterGetsTheAnswer},
-	{"WaiterCancelled", testWaiterCancelled},
-	{"WaiterTimesOut", testWaiterTimesOut},
-	{"ExpiredLeaseIsTakenOver", testExpiredLeaseIsTakenOver},
-	{"WaiterTakesOverExpiredLease", testWaiterTakesOverExpiredLease},
+	{"LeaseHandedOver", testLeaseHandedOver},
+	{"LeaseHandedOverOnce", testLeaseHandedOverOnce},
 	{"SaveAfterLeaseEnded", testSaveAfterLeaseEnded},
 	{"EntriesExpireAfterTTL", testEntriesExpireAfterTTL},
 	{"ConcurrentClaims", testConcurrentClaims},
-	{"DistinctIDsAreIndependent", testDistinctIDsAreIndependent},
+	{"DistinctKeysAreIndependent", testDistinctKeysAreIndependent},
+	{"ContextDone", testContextDone},
 }
 
 // NewID returns a fresh random toolCallId, "call_" and 32 hex digits.
@@ -80,6 +77,14 @@ func NewID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return "call_" + hex.EncodeToString(b[:])
+}
+
+// newKey returns a fresh random store key in the core's format: 64 hex
+// digits (the SHA-256 of a toolCallId).
+func newKey() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // fingerprints of two different bodies, in the core's format.
@@ -90,32 +95,46 @@ const (
 
 var answerA = []byte(`{"result":{"orderId":1001,"status":"cancelled"}}`)
 
+// result is what one Claim returned.
+type result struct {
+	status protocol.ClaimStatus
+	answer []byte
+	err    error
+}
+
 // claim calls s.Claim under Deadline and fails the test on an error.
-func claim(t *testing.T, s protocol.Store, id, fp string, lease time.Duration) protocol.ClaimResult {
+func claim(t *testing.T, s protocol.Store, key, fp string, lease time.Duration) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
 	defer cancel()
-	res, err := s.Claim(ctx, id, fp, lease)
-	require.NoError(t, err, "Claim(%q, %s…) failed", id, fp[:8])
-	return res
+	st, answer, err := s.Claim(ctx, key, fp, lease)
+	require.NoError(t, err, "Claim(%s…, %s…) failed", key[:8], fp[:8])
+	return result{st, answer, nil}
 }
 
-// save calls s.Save and fails the test on an error.
-func save(t *testing.T, s protocol.Store, id, fp string, answer []byte, ttl time.Duration) {
+// save calls s.Save under Deadline and fails the test on an error or a
+// negative evicted count.
+func save(t *testing.T, s protocol.Store, key, fp string, answer []byte, ttl time.Duration) {
 	t.Helper()
-	require.NoError(t, s.Save(context.Background(), id, fp, answer, ttl), "Save(%q) failed", id)
+	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
+	defer cancel()
+	evicted, err := s.Save(ctx, key, fp, answer, ttl)
+	require.NoError(t, err, "Save(%s…) failed", key[:8])
+	require.GreaterOrEqual(t, evicted, 0, "Save(%s…) returned a negative evicted count", key[:8])
 }
 
 // requireStatus fails when res is not want, naming both.
-func requireStatus(t *testing.T, want protocol.ClaimStatus, res protocol.ClaimResult, what string) {
+func requireStatus(t *testing.T, want protocol.ClaimStatus, res result, what string) {
 	t.Helper()
-	require.Equal(t, statusName(want), statusName(res.Status), "%s: want Claim to return %s", what, statusName(want))
+	require.Equal(t, statusName(want), statusName(res.status), "%s: want Claim to return %s", what, statusName(want))
 }
 
 func statusName(s protocol.ClaimStatus) string {
 	switch s {
 	case protocol.ClaimAcquired:
 		return "ClaimAcquired"
+	case protocol.ClaimRunning:
+		return "ClaimRunning"
 	case protocol.ClaimDone:
 		return "ClaimDone"
 	case protocol.ClaimConflict:
@@ -124,219 +143,160 @@ func statusName(s protocol.ClaimStatus) string {
 	return fmt.Sprintf("ClaimStatus(%d)", int(s))
 }
 
-// outcome is what a Claim running in a goroutine returned.
-type outcome struct {
-	res protocol.ClaimResult
-	err error
-}
-
-// claimAsync runs s.Claim(ctx, ...) in a goroutine; the channel receives its
-// outcome.
-func claimAsync(ctx context.Context, s protocol.Store, id, fp string, lease time.Duration) <-chan outcome {
-	ch := make(chan outcome, 1)
-	go func() {
-		res, err := s.Claim(ctx, id, fp, lease)
-		ch <- outcome{res, err}
-	}()
-	return ch
-}
-
-// receive waits up to Deadline for a goroutine's outcome.
-func receive(t *testing.T, ch <-chan outcome, what string) outcome {
+// claimAll runs n copies of s.Claim(key, fp, lease) at once and returns
+// what each returned.
+func claimAll(t *testing.T, s protocol.Store, n int, key, fp string, lease time.Duration) []result {
 	t.Helper()
-	select {
-	case o := <-ch:
-		return o
-	case <-time.After(Deadline):
-		t.Fatalf("%s: Claim did not return within %s", what, Deadline)
-		return outcome{}
+	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
+	defer cancel()
+	results := make([]result, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			st, answer, err := s.Claim(ctx, key, fp, lease)
+			results[i] = result{st, answer, err}
+		})
 	}
+	close(start)
+	wg.Wait()
+	return results
 }
 
-// requireBlocked fails when ch delivers within pause.
-func requireBlocked(t *testing.T, ch <-chan outcome, what string) {
+// count returns how many results have status st; it fails on an error.
+func count(t *testing.T, results []result, st protocol.ClaimStatus) int {
 	t.Helper()
-	select {
-	case o := <-ch:
-		t.Fatalf("%s: Claim returned (%s, %v) while the first claim was still running; it must wait", what, statusName(o.res.Status), o.err)
-	case <-time.After(pause):
+	n := 0
+	for i, r := range results {
+		require.NoError(t, r.err, "claim %d of %d", i+1, len(results))
+		if r.status == st {
+			n++
+		}
 	}
+	return n
 }
 
 func testFirstClaimAcquires(t *testing.T, s protocol.Store) {
-	requireStatus(t, protocol.ClaimAcquired, claim(t, s, NewID(), fpA, Long), "a new id")
+	requireStatus(t, protocol.ClaimAcquired, claim(t, s, newKey(), fpA, Long), "a new key")
 }
 
 func testSaveThenClaimIsDone(t *testing.T, s protocol.Store) {
-	id := NewID()
-	requireStatus(t, protocol.ClaimAcquired, claim(t, s, id, fpA, Long), "a new id")
-	save(t, s, id, fpA, answerA, Long)
+	key := newKey()
+	requireStatus(t, protocol.ClaimAcquired, claim(t, s, key, fpA, Long), "a new key")
+	save(t, s, key, fpA, answerA, Long)
 	for i := range 2 {
-		res := claim(t, s, id, fpA, Long)
+		res := claim(t, s, key, fpA, Long)
 		requireStatus(t, protocol.ClaimDone, res, fmt.Sprintf("repeat %d after Save", i+1))
-		require.Equal(t, string(answerA), string(res.Answer), "the stored answer must come back byte for byte")
+		require.Equal(t, string(answerA), string(res.answer), "the stored answer must come back byte for byte")
 	}
 }
 
 func testAnswerIsACopy(t *testing.T, s protocol.Store) {
-	id := NewID()
-	requireStatus(t, protocol.ClaimAcquired, claim(t, s, id, fpA, Long), "a new id")
+	key := newKey()
+	requireStatus(t, protocol.ClaimAcquired, claim(t, s, key, fpA, Long), "a new key")
 	answer := append([]byte(nil), answerA...)
-	save(t, s, id, fpA, answer, Long)
+	save(t, s, key, fpA, answer, Long)
 	answer[0] = 'X' // the caller reuses its buffer
-	res := claim(t, s, id, fpA, Long)
-	require.Equal(t, string(answerA), string(res.Answer), "Save must keep its own copy of the answer")
-	res.Answer[0] = 'Y' // the caller writes into what it got
-	require.Equal(t, string(answerA), string(claim(t, s, id, fpA, Long).Answer), "Claim must return a copy of the stored answer")
+	res := claim(t, s, key, fpA, Long)
+	require.Equal(t, string(answerA), string(res.answer), "Save must keep its own copy of the answer")
+	res.answer[0] = 'Y' // the caller writes into what it got
+	require.Equal(t, string(answerA), string(claim(t, s, key, fpA, Long).answer), "Claim must return a copy of the stored answer")
 }
 
 func testFirstAnswerWins(t *testing.T, s protocol.Store) {
-	id := NewID()
-	requireStatus(t, protocol.ClaimAcquired, claim(t, s, id, fpA, Long), "a new id")
-	save(t, s, id, fpA, answerA, Long)
-	save(t, s, id, fpA, []byte(`{"result":"second"}`), Long) // a second runner after a lease takeover
-	res := claim(t, s, id, fpA, Long)
+	key := newKey()
+	requireStatus(t, protocol.ClaimAcquired, claim(t, s, key, fpA, Long), "a new key")
+	save(t, s, key, fpA, answerA, Long)
+	save(t, s, key, fpA, []byte(`{"result":"second"}`), Long) // a second runner after a lease handover
+	res := claim(t, s, key, fpA, Long)
 	requireStatus(t, protocol.ClaimDone, res, "after two Saves")
-	require.Equal(t, string(answerA), string(res.Answer), "a second Save must not replace the first answer: waiters already got it")
+	require.Equal(t, string(answerA), string(res.answer), "a second Save must not replace the first answer: repeats already got it")
+}
+
+func testRunningForTheSameBody(t *testing.T, s protocol.Store) {
+	key := newKey()
+	requireStatus(t, protocol.ClaimAcquired, claim(t, s, key, fpA, Long), "a new key")
+	// A Claim never waits: a copy of a running call is told so at once, as
+	// often as it asks.
+	for i := range 3 {
+		requireStatus(t, protocol.ClaimRunning, claim(t, s, key, fpA, Long), fmt.Sprintf("copy %d while the first runs", i+1))
+	}
+	save(t, s, key, fpA, answerA, Long)
+	res := claim(t, s, key, fpA, Long)
+	requireStatus(t, protocol.ClaimDone, res, "a copy after Save")
+	require.Equal(t, string(answerA), string(res.answer))
 }
 
 func testConflictWhileRunning(t *testing.T, s protocol.Store) {
-	id := NewID()
-	requireStatus(t, protocol.ClaimAcquired, claim(t, s, id, fpA, Long), "a new id")
-	requireStatus(t, protocol.ClaimConflict, claim(t, s, id, fpB, Long), "another body while the first runs")
-	save(t, s, id, fpA, answerA, Long)
-	res := claim(t, s, id, fpA, Long)
-	requireStatus(t, protocol.ClaimDone, res, "the first body after the conflict")
-	require.Equal(t, string(answerA), string(res.Answer))
+	key := newKey()
+	requireStatus(t, protocol.ClaimAcquired, claim(t, s, key, fpA, Long), "a new key")
+	requireStatus(t, protocol.ClaimConflict, claim(t, s, key, fpB, Long), "another body while the first runs")
+	save(t, s, key, fpB, []byte(`{"result":"other body"}`), Long) // must not replace the first body's claim
+	requireStatus(t, protocol.ClaimRunning, claim(t, s, key, fpA, Long), "the first body after another body's Save")
+	save(t, s, key, fpA, answerA, Long)
+	res := claim(t, s, key, fpA, Long)
+	requireStatus(t, protocol.ClaimDone, res, "the first body after its Save")
+	require.Equal(t, string(answerA), string(res.answer))
 }
 
 func testConflictWhenDone(t *testing.T, s protocol.Store) {
-	id := NewID()
-	requireStatus(t, protocol.ClaimAcquired, claim(t, s, id, fpA, Long), "a new id")
-	save(t, s, id, fpA, answerA, Long)
-	res := claim(t, s, id, fpB, Long)
+	key := newKey()
+	requireStatus(t, protocol.ClaimAcquired, claim(t, s, key, fpA, Long), "a new key")
+	save(t, s, key, fpA, answerA, Long)
+	res := claim(t, s, key, fpB, Long)
 	requireStatus(t, protocol.ClaimConflict, res, "another body after the answer")
-	require.Empty(t, res.Answer, "a conflict must not reveal the stored answer")
+	require.Empty(t, res.answer, "a conflict must not reveal the stored answer")
 }
 
-func testWaiterGetsTheAnswer(t *testing.T, s protocol.Store) {
-	id := NewID()
-	requireStatus(t, protocol.ClaimAcquired, claim(t, s, id, fpA, Long), "a new id")
-	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
-	defer cancel()
-	ch := claimAsync(ctx, s, id, fpA, Long)
-	requireBlocked(t, ch, "a repeat while the first runs")
-	save(t, s, id, fpA, answerA, Long)
-	o := receive(t, ch, "the waiter after Save")
-	require.NoError(t, o.err)
-	requireStatus(t, protocol.ClaimDone, o.res, "the waiter after Save")
-	require.Equal(t, string(answerA), string(o.res.Answer))
-}
+// waitPastLease waits until a lease of Short taken now has surely ended.
+func waitPastLease() { time.Sleep(2 * Short) }
 
-func testWaiterCancelled(t *testing.T, s protocol.Store) {
-	id := NewID()
-	requireStatus(t, protocol.ClaimAcquired, claim(t, s, id, fpA, Long), "a new id")
-	// A first waiter lets the store start whatever it shares between
-	// waiters (a connection, a subscription) before goroutines are counted.
-	ctx, cancel := context.WithCancel(context.Background())
-	ch := claimAsync(ctx, s, id, fpA, Long)
-	requireBlocked(t, ch, "a repeat while the first runs")
-	cancel()
-	o := receive(t, ch, "a waiter whose context was cancelled")
-	require.ErrorIs(t, o.err, context.Canceled, "a cancelled waiter must return ctx.Err()")
-
-	leaks := goleak.IgnoreCurrent()
-	const waiters = 8
-	ctx, cancel = context.WithCancel(context.Background())
-	chans := make([]<-chan outcome, waiters)
-	for i := range chans {
-		chans[i] = claimAsync(ctx, s, id, fpA, Long)
-	}
-	time.Sleep(pause)
-	cancel()
-	for i, ch := range chans {
-		o := receive(t, ch, fmt.Sprintf("cancelled waiter %d", i))
-		require.ErrorIs(t, o.err, context.Canceled, "a cancelled waiter must return ctx.Err()")
-	}
-	goleak.VerifyNone(t, leaks)
-}
-
-func testWaiterTimesOut(t *testing.T, s protocol.Store) {
-	id := NewID()
-	requireStatus(t, protocol.ClaimAcquired, claim(t, s, id, fpA, Long), "a new id")
-	ctx, cancel := context.WithTimeout(context.Background(), pause)
-	defer cancel()
-	o := receive(t, claimAsync(ctx, s, id, fpA, Long), "a waiter with a deadline")
-	require.ErrorIs(t, o.err, context.DeadlineExceeded, "a waiter past its deadline must return ctx.Err()")
-}
-
-func testExpiredLeaseIsTakenOver(t *testing.T, s protocol.Store) {
-	id := NewID()
-	requireStatus(t, protocol.ClaimAcquired, claim(t, s, id, fpA, Short), "a new id")
-	// The first claimer "crashed": it never saves. The next claimer waits
-	// out the lease and takes the id over.
-	requireStatus(t, protocol.ClaimAcquired, claim(t, s, id, fpA, Long), "a repeat after the lease ended")
-	save(t, s, id, fpA, answerA, Long)
-	res := claim(t, s, id, fpA, Long)
+func testLeaseHandedOver(t *testing.T, s protocol.Store) {
+	key := newKey()
+	requireStatus(t, protocol.ClaimAcquired, claim(t, s, key, fpA, Short), "a new key")
+	// The first claimer "crashed": it never saves. Once its lease ends the
+	// next copy gets the claim.
+	waitPastLease()
+	requireStatus(t, protocol.ClaimAcquired, claim(t, s, key, fpA, Long), "a copy after the lease ended")
+	requireStatus(t, protocol.ClaimRunning, claim(t, s, key, fpA, Long), "a copy after the handover")
+	save(t, s, key, fpA, answerA, Long)
+	res := claim(t, s, key, fpA, Long)
 	requireStatus(t, protocol.ClaimDone, res, "after the new claimer saved")
-	require.Equal(t, string(answerA), string(res.Answer))
+	require.Equal(t, string(answerA), string(res.answer))
 }
 
-func testWaiterTakesOverExpiredLease(t *testing.T, s protocol.Store) {
-	id := NewID()
-	requireStatus(t, protocol.ClaimAcquired, claim(t, s, id, fpA, Short), "a new id")
-	// The first claimer never saves. Exactly one waiter takes the claim over
-	// when the lease ends; it saves, and the others get its answer.
-	const waiters = 4
-	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
-	defer cancel()
-	results := make(chan outcome, waiters)
-	var wg sync.WaitGroup
-	for range waiters {
-		wg.Go(func() {
-			res, err := s.Claim(ctx, id, fpA, Long)
-			results <- outcome{res, err}
-		})
-	}
-	acquired := 0
-	for i := range waiters {
-		o := receive(t, results, fmt.Sprintf("waiter %d of %d", i+1, waiters))
-		require.NoError(t, o.err)
-		switch o.res.Status {
-		case protocol.ClaimAcquired:
-			acquired++
-			save(t, s, id, fpA, answerA, Long)
-		case protocol.ClaimDone:
-			assert.Equal(t, string(answerA), string(o.res.Answer), "every waiter must get the same bytes")
-		default:
-			t.Errorf("waiter %d: got %s, want ClaimAcquired or ClaimDone", i+1, statusName(o.res.Status))
-		}
-	}
-	wg.Wait()
-	require.Equal(t, 1, acquired, "exactly one waiter must take an expired lease over")
+func testLeaseHandedOverOnce(t *testing.T, s protocol.Store) {
+	key := newKey()
+	requireStatus(t, protocol.ClaimAcquired, claim(t, s, key, fpA, Short), "a new key")
+	waitPastLease()
+	const n = 16
+	results := claimAll(t, s, n, key, fpA, Long)
+	require.Equal(t, 1, count(t, results, protocol.ClaimAcquired), "exactly one of %d copies must get an ended lease", n)
+	require.Equal(t, n-1, count(t, results, protocol.ClaimRunning), "the others must be told the call runs")
 }
 
 func testSaveAfterLeaseEnded(t *testing.T, s protocol.Store) {
-	id := NewID()
-	requireStatus(t, protocol.ClaimAcquired, claim(t, s, id, fpA, Short), "a new id")
-	time.Sleep(2 * Short) // the tool ran longer than its lease; nobody took over
-	save(t, s, id, fpA, answerA, Long)
-	res := claim(t, s, id, fpA, Long)
-	requireStatus(t, protocol.ClaimDone, res, "a repeat after a late Save")
-	require.Equal(t, string(answerA), string(res.Answer), "a Save after the lease must still keep the answer")
+	key := newKey()
+	requireStatus(t, protocol.ClaimAcquired, claim(t, s, key, fpA, Short), "a new key")
+	waitPastLease() // the tool ran longer than its lease; nobody took over
+	save(t, s, key, fpA, answerA, Long)
+	res := claim(t, s, key, fpA, Long)
+	requireStatus(t, protocol.ClaimDone, res, "a copy after a late Save")
+	require.Equal(t, string(answerA), string(res.answer), "a Save after the lease must still keep the answer")
 }
 
 func testEntriesExpireAfterTTL(t *testing.T, s protocol.Store) {
-	id := NewID()
-	requireStatus(t, protocol.ClaimAcquired, claim(t, s, id, fpB, Long), "a new id")
-	save(t, s, id, fpB, answerA, Short)
+	key := newKey()
+	requireStatus(t, protocol.ClaimAcquired, claim(t, s, key, fpB, Long), "a new key")
+	save(t, s, key, fpB, answerA, Short)
 	// Only "eventually": whether the entry is still there at any given
 	// moment depends on the machine's speed. A different fingerprint would
 	// conflict while the entry lives, so Acquired proves it is gone.
 	deadline := time.Now().Add(Deadline)
 	for {
-		res := claim(t, s, id, fpA, Long)
-		if res.Status == protocol.ClaimAcquired {
+		res := claim(t, s, key, fpA, Long)
+		if res.status == protocol.ClaimAcquired {
 			return
 		}
 		requireStatus(t, protocol.ClaimConflict, res, "another body while the answer lives")
@@ -348,55 +308,46 @@ func testEntriesExpireAfterTTL(t *testing.T, s protocol.Store) {
 }
 
 func testConcurrentClaims(t *testing.T, s protocol.Store) {
-	id := NewID()
+	key := newKey()
 	const n = 32
-	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
-	defer cancel()
-	start := make(chan struct{})
-	results := make(chan outcome, n)
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			<-start
-			res, err := s.Claim(ctx, id, fpA, Long)
-			results <- outcome{res, err}
-		})
+	results := claimAll(t, s, n, key, fpA, Long)
+	require.Equal(t, 1, count(t, results, protocol.ClaimAcquired), "exactly one of %d concurrent claims must acquire", n)
+	require.Equal(t, n-1, count(t, results, protocol.ClaimRunning), "the others must be told the call runs")
+	save(t, s, key, fpA, answerA, Long)
+	results = claimAll(t, s, n, key, fpA, Long)
+	require.Equal(t, n, count(t, results, protocol.ClaimDone), "every copy after Save must get the answer")
+	for i, r := range results {
+		assert.Equal(t, string(answerA), string(r.answer), "copy %d must get the same bytes", i+1)
 	}
-	close(start)
-	acquired, done := 0, 0
-	for i := range n {
-		o := receive(t, results, fmt.Sprintf("claim %d of %d", i+1, n))
-		require.NoError(t, o.err)
-		switch o.res.Status {
-		case protocol.ClaimAcquired:
-			acquired++
-			save(t, s, id, fpA, answerA, Long)
-		case protocol.ClaimDone:
-			done++
-			assert.Equal(t, string(answerA), string(o.res.Answer), "every waiter must get the same bytes")
-		default:
-			t.Errorf("claim %d: got %s, want ClaimAcquired or ClaimDone", i+1, statusName(o.res.Status))
-		}
-	}
-	wg.Wait()
-	require.Equal(t, 1, acquired, "exactly one of %d concurrent claims must acquire", n)
-	require.Equal(t, n-1, done)
 }
 
-func testDistinctIDsAreIndependent(t *testing.T, s protocol.Store) {
-	running, other := NewID(), NewID()
-	requireStatus(t, protocol.ClaimAcquired, claim(t, s, running, fpA, Long), "the first id")
-	requireStatus(t, protocol.ClaimAcquired, claim(t, s, other, fpB, Long), "a second id while the first runs")
+func testDistinctKeysAreIndependent(t *testing.T, s protocol.Store) {
+	running, other := newKey(), newKey()
+	requireStatus(t, protocol.ClaimAcquired, claim(t, s, running, fpA, Long), "the first key")
+	requireStatus(t, protocol.ClaimAcquired, claim(t, s, other, fpB, Long), "a second key while the first runs")
 	save(t, s, other, fpB, answerA, Long)
-	requireStatus(t, protocol.ClaimConflict, claim(t, s, other, fpA, Long), "the second id with another body")
-	res := claim(t, s, other, fpB, Long)
-	requireStatus(t, protocol.ClaimDone, res, "the second id")
+	requireStatus(t, protocol.ClaimConflict, claim(t, s, other, fpA, Long), "the second key with another body")
+	requireStatus(t, protocol.ClaimDone, claim(t, s, other, fpB, Long), "the second key")
+	requireStatus(t, protocol.ClaimRunning, claim(t, s, running, fpA, Long), "the first key still runs")
+	requireStatus(t, protocol.ClaimConflict, claim(t, s, running, fpB, Long), "the first key with another body")
+}
 
-	// The first id is still running: a repeat waits (here until its
-	// deadline), it does not see the second id's answer.
-	ctx, cancel := context.WithTimeout(context.Background(), pause)
-	defer cancel()
-	_, err := s.Claim(ctx, running, fpA, Long)
-	require.ErrorIs(t, err, context.DeadlineExceeded, "a repeat of the first id must still wait")
-	requireStatus(t, protocol.ClaimConflict, claim(t, s, running, fpB, Long), "the first id with another body")
+func testContextDone(t *testing.T, s protocol.Store) {
+	// A store must return promptly when ctx is done; whether it still did
+	// the work or gave up is its choice. A store that hangs fails here
+	// (after Deadline) instead of holding every request of a server.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	key := newKey()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _, _ = s.Claim(ctx, key, fpA, Long)
+		_, _ = s.Save(ctx, key, fpA, answerA, Long)
+	}()
+	select {
+	case <-done:
+	case <-time.After(Deadline):
+		t.Fatalf("Claim and Save with a cancelled context did not return within %s", Deadline)
+	}
 }

@@ -1,0 +1,20 @@
+package protocol
+
+import "time"
+
+// MemoryStoreForTest returns the default in-memory store, with a budget of
+// maxBytes (0 for the default) on clock now (nil for time.Now), for tests
+// outside the package.
+func MemoryStoreForTest(maxBytes int64, now func() time.Time) Store {
+	return newMemoryStore(maxBytes, now)
+}
+
+// MemoryStoreBytes returns what h's in-memory store charges against its
+// budget, or -1 when h uses another store.
+func MemoryStoreBytes(h *Handler) int64 {
+	m, ok := h.store.(memoryStore)
+	if !ok {
+		return -1
+	}
+	return m.s.Bytes()
+}

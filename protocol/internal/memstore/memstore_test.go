@@ -1,0 +1,317 @@
+package memstore
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// clock is a settable clock for Options.Now.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+func newClocked(maxBytes int64) (*Store, *clock) {
+	c := &clock{now: time.Unix(1_767_225_600, 0)}
+	return New(Options{MaxBytes: maxBytes, Now: c.Now}), c
+}
+
+// key returns the i-th test key: 64 hex digits, as the core passes.
+func key(i int) string { return fmt.Sprintf("%064x", i) }
+
+const (
+	fp    = "1111111111111111111111111111111111111111111111111111111111111111"
+	other = "2222222222222222222222222222222222222222222222222222222222222222"
+)
+
+// claim claims k and returns the status; it fails on an error.
+func claim(t *testing.T, s *Store, k, fingerprint string, lease time.Duration) Status {
+	t.Helper()
+	st, _, err := s.Claim(k, fingerprint, lease)
+	require.NoError(t, err)
+	return st
+}
+
+// save saves answer for k and returns the evicted count.
+func save(t *testing.T, s *Store, k string, answer []byte, ttl time.Duration) int {
+	t.Helper()
+	n, err := s.Save(k, fp, answer, ttl)
+	require.NoError(t, err)
+	return n
+}
+
+func TestClaimOutcomes(t *testing.T) {
+	s, _ := newClocked(0)
+	require.Equal(t, Acquired, claim(t, s, key(1), fp, time.Minute))
+	require.Equal(t, Running, claim(t, s, key(1), fp, time.Minute), "same fingerprint while it runs")
+	require.Equal(t, Conflict, claim(t, s, key(1), other, time.Minute), "another fingerprint while it runs")
+	require.Zero(t, save(t, s, key(1), []byte("answer"), time.Hour))
+	st, answer, err := s.Claim(key(1), fp, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, Done, st)
+	require.Equal(t, "answer", string(answer))
+	answer[0] = 'X'
+	_, again, _ := s.Claim(key(1), fp, time.Minute)
+	require.Equal(t, "answer", string(again), "Claim returns a copy")
+	st, answer, _ = s.Claim(key(1), other, time.Minute)
+	require.Equal(t, Conflict, st)
+	require.Nil(t, answer, "a conflict does not reveal the answer")
+}
+
+func TestLeaseHandover(t *testing.T) {
+	s, c := newClocked(0)
+	require.Equal(t, Acquired, claim(t, s, key(1), fp, time.Minute))
+	c.Add(time.Minute - time.Nanosecond)
+	require.Equal(t, Running, claim(t, s, key(1), fp, time.Minute), "just before the lease ends")
+	c.Add(time.Nanosecond)
+	require.Equal(t, Acquired, claim(t, s, key(1), fp, time.Minute), "when the lease ends, the claim is handed over")
+	require.Equal(t, Running, claim(t, s, key(1), fp, time.Minute), "handed over once")
+	require.Equal(t, 1, s.Len())
+}
+
+func TestSaveRules(t *testing.T) {
+	s, c := newClocked(0)
+	// The first answer wins.
+	claim(t, s, key(1), fp, time.Minute)
+	save(t, s, key(1), []byte("first"), time.Hour)
+	save(t, s, key(1), []byte("second"), time.Hour)
+	_, answer, _ := s.Claim(key(1), fp, time.Minute)
+	require.Equal(t, "first", string(answer))
+
+	// Another body's live claim stays.
+	claim(t, s, key(2), other, time.Minute)
+	save(t, s, key(2), []byte("mine"), time.Hour)
+	require.Equal(t, Conflict, claim(t, s, key(2), fp, time.Minute))
+	require.Equal(t, Running, claim(t, s, key(2), other, time.Minute))
+
+	// A save after the lease ended keeps the answer.
+	claim(t, s, key(3), fp, time.Minute)
+	c.Add(2 * time.Minute)
+	save(t, s, key(3), []byte("late"), time.Hour)
+	st, answer, _ := s.Claim(key(3), fp, time.Minute)
+	require.Equal(t, Done, st)
+	require.Equal(t, "late", string(answer))
+}
+
+func TestTTLBoundary(t *testing.T) {
+	s, c := newClocked(0)
+	claim(t, s, key(1), fp, time.Minute)
+	save(t, s, key(1), []byte("a"), 10*time.Minute)
+	c.Add(10*time.Minute - time.Nanosecond)
+	require.Equal(t, Done, claim(t, s, key(1), fp, time.Minute), "just before the TTL ends")
+	c.Add(time.Nanosecond)
+	require.Equal(t, Acquired, claim(t, s, key(1), fp, time.Minute), "when the TTL ends")
+}
+
+func TestExpiredEntriesAreDropped(t *testing.T) {
+	s, c := newClocked(0)
+	for i := range 100 {
+		claim(t, s, key(i), fp, time.Minute)
+		if i%2 == 0 {
+			save(t, s, key(i), []byte("a"), 10*time.Minute)
+		}
+	}
+	require.Equal(t, 100, s.Len())
+	c.Add(time.Minute) // the 50 unanswered claims' leases end
+	claim(t, s, key(1000), fp, time.Minute)
+	require.Equal(t, 51, s.Len(), "the expired claims are dropped on the next Claim")
+	c.Add(10 * time.Minute) // every answer's TTL ends, and key 1000's lease
+	require.Zero(t, save(t, s, key(1001), []byte("late"), time.Minute), "expired answers are not evicted early")
+	require.Equal(t, 1, s.Len(), "everything expired is dropped on the next Save")
+	require.Equal(t, int64(64+64+8+EntryOverhead), s.Bytes(), "the bytes of dropped entries are given back")
+}
+
+func TestBudgetDropsOldestAnswersFirst(t *testing.T) {
+	const budget = MinMaxBytes
+	s, _ := newClocked(budget)
+	answer := make([]byte, 4096) // each entry is charged 4096+128+overhead
+	require.Equal(t, Acquired, claim(t, s, key(0), fp, time.Minute), "a claim older than every answer")
+	evicted := 0
+	for i := 1; i <= 40; i++ {
+		claim(t, s, key(i), fp, time.Minute)
+		evicted += save(t, s, key(i), answer, time.Hour)
+		require.LessOrEqual(t, s.Bytes(), int64(budget), "after %d answers", i)
+	}
+	perEntry := int64(4096 + 128 + EntryOverhead)
+	fit := int((budget - (128 + EntryOverhead)) / perEntry)
+	require.Equal(t, 40-fit, evicted, "each answer dropped before its TTL is counted")
+	require.Equal(t, Running, claim(t, s, key(0), fp, time.Minute), "the running claim is kept while answers can go")
+	require.Equal(t, Done, claim(t, s, key(40), fp, time.Minute), "the newest answer is kept")
+	require.Equal(t, Done, claim(t, s, key(40-fit+1), fp, time.Minute), "the oldest answer that fits is kept")
+	require.Equal(t, Acquired, claim(t, s, key(40-fit), fp, time.Minute), "older answers were dropped: the id runs again")
+}
+
+func TestBudgetDropsOldestClaimsOnlyWhenNoAnswerIsLeft(t *testing.T) {
+	s, _ := newClocked(MinMaxBytes)
+	perClaim := int64(128 + EntryOverhead)
+	n := int(MinMaxBytes / perClaim)
+	for i := range n {
+		require.Equal(t, Acquired, claim(t, s, key(i), fp, time.Minute))
+	}
+	require.Equal(t, n, s.Len())
+	require.Equal(t, Acquired, claim(t, s, key(n), fp, time.Minute))
+	require.Equal(t, n, s.Len())
+	require.Equal(t, Acquired, claim(t, s, key(0), fp, time.Minute), "the oldest claim was dropped")
+	require.Equal(t, Running, claim(t, s, key(2), fp, time.Minute), "newer claims are kept")
+	// Claims dropped no answer: nothing to report.
+	require.Zero(t, save(t, s, key(2), []byte("a"), time.Hour))
+}
+
+func TestEvictionsByClaimAreReportedByTheNextSave(t *testing.T) {
+	s, _ := newClocked(MinMaxBytes)
+	answer := make([]byte, 20_000) // kept in a 20,480-byte allocation
+	for _, k := range []string{key(1), key(2)} {
+		claim(t, s, k, fp, time.Minute)
+		require.Zero(t, save(t, s, k, answer, time.Hour))
+	}
+	// Claims fill the rest, then push the oldest answer out.
+	perClaim := int64(128 + EntryOverhead)
+	room := (MinMaxBytes - s.Bytes()) / perClaim
+	for i := range int(room) + 1 {
+		require.Equal(t, Acquired, claim(t, s, key(100+i), fp, time.Minute))
+	}
+	require.Equal(t, Acquired, claim(t, s, key(1), fp, time.Minute), "a claim dropped the oldest answer")
+	require.Equal(t, Done, claim(t, s, key(2), fp, time.Minute), "and only that one")
+	// An empty answer needs no more room than its claim: this Save drops
+	// nothing itself, and reports what the Claim dropped.
+	require.Equal(t, 1, save(t, s, key(100), nil, time.Hour), "the next Save reports it")
+	require.Zero(t, save(t, s, key(101), nil, time.Hour), "once")
+}
+
+func TestAnswerLargerThanTheBudget(t *testing.T) {
+	s, _ := newClocked(MinMaxBytes)
+	claim(t, s, key(1), fp, time.Minute)
+	save(t, s, key(1), []byte("small"), time.Hour)
+	claim(t, s, key(2), fp, time.Minute)
+	require.Equal(t, 1, save(t, s, key(2), make([]byte, MinMaxBytes), time.Hour), "an answer that cannot be kept is reported")
+	require.Equal(t, Acquired, claim(t, s, key(2), fp, time.Minute), "its claim is gone: a repeat runs again instead of waiting")
+	require.Equal(t, Done, claim(t, s, key(1), fp, time.Minute), "other answers are not dropped for it")
+}
+
+func TestBadArguments(t *testing.T) {
+	s := New(Options{})
+	_, _, err := s.Claim(key(1), fp, 0)
+	require.ErrorContains(t, err, "lease must be positive")
+	_, err = s.Save(key(1), fp, []byte("a"), -time.Second)
+	require.ErrorContains(t, err, "TTL must be positive")
+	_, _, err = New(Options{MaxBytes: MinMaxBytes}).Claim(strings.Repeat("k", MinMaxBytes), fp, time.Minute)
+	require.ErrorContains(t, err, "does not fit")
+	require.Zero(t, s.Len())
+	require.Zero(t, s.Bytes())
+	require.Equal(t, int64(DefaultMaxBytes), s.MaxBytes())
+	require.Equal(t, int64(MinMaxBytes), New(Options{MaxBytes: 1}).MaxBytes(), "a tiny budget is raised")
+}
+
+func TestIndexIsRebuiltWhenItEmpties(t *testing.T) {
+	s, c := newClocked(0)
+	for i := range 4 * minIndexRebuild {
+		claim(t, s, key(i), fp, time.Minute)
+	}
+	require.Equal(t, 4*minIndexRebuild, s.built)
+	c.Add(time.Minute)
+	claim(t, s, key(-1), fp, time.Minute)
+	require.Equal(t, 1, s.Len())
+	require.Less(t, s.built, minIndexRebuild, "the index was rebuilt for the few live entries")
+}
+
+// heapNoise is what the heap may grow by in a test besides the store: the
+// testing package's and the runtime's own allocations.
+const heapNoise = 32 << 10
+
+// heapAlloc returns the live heap after a full collection.
+func heapAlloc() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// TestEntryOverheadCoversTheHeap measures what entries really cost and
+// checks that the budget's charge (key + fingerprint + cap(answer) +
+// EntryOverhead) covers it: at several sizes (a Go map's load varies as it
+// grows), and again when just under half of them have expired, the worst
+// case for the index (it is sized for twice the live entries).
+func TestEntryOverheadCoversTheHeap(t *testing.T) {
+	for _, n := range []int{1_000, 3_000, 10_000, 30_000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			s, c := newClocked(1 << 40)
+			answer := []byte(`{"result":1}`)
+			before := heapAlloc()
+			for i := range n {
+				// A fresh key and fingerprint, as the core makes per call.
+				k, f := key(i), fmt.Sprintf("%064x", i)
+				ttl := 2 * time.Minute
+				if i < n/2-1 {
+					ttl = time.Minute
+				}
+				if _, _, err := s.Claim(k, f, time.Minute); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.Save(k, f, answer, ttl); err != nil {
+					t.Fatal(err)
+				}
+			}
+			check := func(what string) {
+				t.Helper()
+				grown := int64(heapAlloc()) - int64(before)
+				live := int64(s.Len())
+				data := live * (64 + 64 + 16) // key, fingerprint, answer in its 16-byte size class
+				t.Logf("%s, %d entries: heap +%d bytes, %d per entry beyond the data; charged %d",
+					what, live, grown, (grown-data)/live, int64(EntryOverhead))
+				assert.LessOrEqual(t, grown, s.Bytes()+heapNoise, "%s: the heap grew more than the budget charged", what)
+			}
+			check("full")
+			c.Add(time.Minute)
+			_, _ = s.Save(key(0), fp, nil, time.Minute) // sweeps the expired ones
+			require.Greater(t, s.built, s.Len(), "the index was not rebuilt: this is the worst case")
+			check("just over half expired")
+			runtime.KeepAlive(s)
+		})
+	}
+}
+
+func TestIndexGivesMemoryBack(t *testing.T) {
+	const n = 20_000
+	s, c := newClocked(1 << 40)
+	before := heapAlloc()
+	for i := range n {
+		claim(t, s, key(i), fp, time.Minute)
+		save(t, s, key(i), nil, time.Minute)
+	}
+	full := int64(heapAlloc()) - int64(before)
+	c.Add(2 * time.Minute)
+	claim(t, s, key(-1), fp, time.Minute) // sweeps every expired answer
+	left := int64(heapAlloc()) - int64(before)
+	t.Logf("heap: +%d bytes with %d entries, +%d after they expired", full, n, left)
+	require.Less(t, left, int64(minIndexRebuild*EntryOverhead), "expired entries and their index slots must be freed")
+	runtime.KeepAlive(s)
+}
+
+func BenchmarkClaimSave(b *testing.B) {
+	s := New(Options{})
+	answer := []byte(`{"result":{"orderId":"A-1001","status":"shipped"}}`)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		k := key(i)
+		if _, _, err := s.Claim(k, fp, time.Minute); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Save(k, fp, answer, 10*time.Minute); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
