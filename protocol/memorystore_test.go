@@ -96,7 +96,11 @@ type evictions struct {
 	n  int
 }
 
-func (e *evictions) add(_ context.Context, ev protocol.Event) { e.mu.Lock(); e.n += ev.EvictedEarly; e.mu.Unlock() }
+func (e *evictions) add(_ context.Context, ev protocol.Event) {
+	e.mu.Lock()
+	e.n += ev.EvictedEarly
+	e.mu.Unlock()
+}
 
 func (e *evictions) get() int { e.mu.Lock(); defer e.mu.Unlock(); return e.n }
 
