@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -177,10 +179,90 @@ func TestDiagnosticsShowTheFingerprintNotTheKey(t *testing.T) {
 }
 
 func TestAddr(t *testing.T) {
+	os.Unsetenv("HOST") // t.Setenv below restores what was there
 	t.Setenv("PORT", "")
-	assert.Equal(t, ":8080", catalog.Addr())
+	t.Setenv("MEDIAN_KEY", "")
+	assert.Equal(t, "127.0.0.1:8080", catalog.Addr(), "without a key: loopback only")
 	t.Setenv("PORT", "9090")
-	assert.Equal(t, ":9090", catalog.Addr())
+	assert.Equal(t, "127.0.0.1:9090", catalog.Addr())
+	t.Setenv("MEDIAN_KEY", catalogtest.Key)
+	assert.Equal(t, ":9090", catalog.Addr(), "with a key: every interface")
+	t.Setenv("HOST", "0.0.0.0")
+	assert.Equal(t, "0.0.0.0:9090", catalog.Addr(), "HOST chooses")
+	t.Setenv("HOST", "::1")
+	assert.Equal(t, "[::1]:9090", catalog.Addr())
+}
+
+func TestLoopbackOnly(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:8080": true, "127.0.0.2:80": true, "[::1]:8080": true, "localhost:8080": true,
+		":8080": false, "0.0.0.0:8080": false, "[::]:8080": false, "192.168.1.5:80": false,
+		"example.com:80": false, "garbage": false,
+	} {
+		assert.Equal(t, want, catalog.LoopbackOnly(addr), addr)
+	}
+}
+
+// TestStartModes: docs/PROTOCOL.md §1.2, never fail open. A development
+// key only on loopback; anywhere else no key is 500 missing_secret.
+func TestStartModes(t *testing.T) {
+	signedDiagnostics := func(key string) *http.Request {
+		body := []byte(`{"op":"diagnostics"}`)
+		req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+		req.Header.Set(catalogtest.SignatureHeader, catalogtest.MustKey(key).Sign(time.Now(), body))
+		return req
+	}
+	for _, addr := range []string{"127.0.0.1:8080", "[::1]:8080", "localhost:0", ""} {
+		var warnings bytes.Buffer
+		d, err := catalog.New(catalog.Options{Addr: addr, Warnings: &warnings, Logger: quiet})
+		require.NoError(t, err)
+		assert.True(t, d.DevKey, "no key on %q: a development key", addr)
+		assert.Contains(t, warnings.String(), "DEVELOPMENT key")
+		rec := httptest.NewRecorder()
+		d.Handler.ServeHTTP(rec, signedDiagnostics(d.Key))
+		assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	}
+	for _, addr := range []string{":8080", "0.0.0.0:8080", "[::]:8080", "192.168.1.5:8080", "shop.example.com:443"} {
+		var warnings bytes.Buffer
+		d, err := catalog.New(catalog.Options{Addr: addr, Key: "   ", Warnings: &warnings, Logger: quiet})
+		require.NoError(t, err, "the app still starts: its other routes work")
+		assert.False(t, d.DevKey, "no key on %q: no development key", addr)
+		assert.Empty(t, strings.TrimSpace(d.Key))
+		out := warnings.String()
+		assert.Contains(t, out, "ERROR: MEDIAN_KEY is not set")
+		assert.Contains(t, out, addr)
+		assert.NotContains(t, out, "DEVELOPMENT key")
+		for _, key := range []string{catalogtest.Key, catalog.NewDevKey()} {
+			rec := httptest.NewRecorder()
+			d.Handler.ServeHTTP(rec, signedDiagnostics(key))
+			assert.Equal(t, http.StatusInternalServerError, rec.Code)
+			assert.Contains(t, rec.Body.String(), `"missing_secret"`)
+		}
+	}
+	// A key in the environment is used on any address, with the retiring
+	// one beside it.
+	old := catalog.NewDevKey()
+	d, err := catalog.New(catalog.Options{Addr: ":8080", Key: catalogtest.Key, PreviousKey: old, Warnings: io.Discard, Logger: quiet})
+	require.NoError(t, err)
+	assert.False(t, d.DevKey)
+	for _, key := range []string{catalogtest.Key, old} {
+		rec := httptest.NewRecorder()
+		d.Handler.ServeHTTP(rec, signedDiagnostics(key))
+		assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	}
+}
+
+func TestFromEnvReadsTheAddressAndTheRetiringKey(t *testing.T) {
+	os.Unsetenv("HOST")
+	t.Setenv("PORT", "9191")
+	t.Setenv("MEDIAN_KEY", "")
+	t.Setenv("MEDIAN_KEY_PREVIOUS", "")
+	assert.Equal(t, "127.0.0.1:9191", catalog.FromEnv(quiet).Addr)
+	t.Setenv("MEDIAN_KEY", catalogtest.Key)
+	t.Setenv("MEDIAN_KEY_PREVIOUS", "previous-key-0123456789abcdefghijklmnop")
+	opts := catalog.FromEnv(quiet)
+	assert.Equal(t, ":9191", opts.Addr)
+	assert.Equal(t, "previous-key-0123456789abcdefghijklmnop", opts.PreviousKey)
 }
 
 func TestNewServerSetsEveryTimeout(t *testing.T) {
@@ -221,8 +303,7 @@ func TestRunReturnsWhenServeFails(t *testing.T) {
 }
 
 func TestServeStopsCleanly(t *testing.T) {
-	t.Setenv("PORT", "0")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	assert.NoError(t, catalog.Serve(ctx, http.NotFoundHandler()))
+	assert.NoError(t, catalog.Serve(ctx, "127.0.0.1:0", http.NotFoundHandler()))
 }

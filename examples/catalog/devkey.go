@@ -29,7 +29,8 @@ func NewDevKey() string {
 // and how to use a real one.
 func warnDevKey(w io.Writer, key string) {
 	fmt.Fprintf(w, `
-WARNING: MEDIAN_KEY is not set, so this server generated a DEVELOPMENT key:
+WARNING: MEDIAN_KEY is not set, so this server, which listens on loopback
+only, generated a DEVELOPMENT key:
 
     %s
 
@@ -41,4 +42,18 @@ WARNING: MEDIAN_KEY is not set, so this server generated a DEVELOPMENT key:
                              export MEDIAN_KEY='%s'
 
 `, key, key)
+}
+
+// warnNoKey tells whoever runs the example that without MEDIAN_KEY the
+// endpoint answers every call 500 missing_secret, because it listens beyond
+// loopback, where a generated key would let anyone who reads the log call
+// the tools.
+func warnNoKey(w io.Writer, addr string) {
+	fmt.Fprintf(w, `
+ERROR: MEDIAN_KEY is not set and this server listens on %s, beyond loopback.
+  No development key is generated there: every Median call is answered
+  500 missing_secret until you set MEDIAN_KEY to the key from Median.
+  For a local try, unset HOST (the example then listens on 127.0.0.1).
+
+`, addr)
 }

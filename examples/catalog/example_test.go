@@ -20,10 +20,9 @@ func ExampleNew() {
 	defer demo.Close()
 
 	mux := http.NewServeMux()
-	mux.Handle("/api/median", demo.Handler)
-	mux.Handle("/api/median/", demo.Handler)
+	demo.Handler.Mount(mux, "/api/median")
 	if false { // in a real main
-		_ = catalog.Serve(context.Background(), mux)
+		_ = catalog.Serve(context.Background(), demo.Addr, mux)
 	}
 	fmt.Println(len(catalog.Tools(demo.Orders)), "tools")
 	// Output: 2 tools

@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"net"
+	"strings"
 	"context"
 	"errors"
 	"net/http"
@@ -26,21 +28,48 @@ const (
 	ShutdownTimeout = 10 * time.Second
 )
 
-// Addr returns the listen address ":$PORT", or ":8080" when PORT is unset.
+// loopbackHost is where the examples listen by default without a key.
+const loopbackHost = "127.0.0.1"
+
+// Addr returns the listen address from HOST and PORT (default 8080). Without
+// HOST it is 127.0.0.1 when MEDIAN_KEY is unset (a development key may only
+// be used on loopback) and every interface when it is set.
 func Addr() string {
 	port := os.Getenv("PORT")
 	if port == "" {
 		port = DefaultPort
 	}
-	return ":" + port
+	host, set := os.LookupEnv("HOST")
+	if !set {
+		host = ""
+		if strings.TrimSpace(os.Getenv(KeyEnv)) == "" {
+			host = loopbackHost
+		}
+	}
+	return net.JoinHostPort(host, port)
 }
 
-// Serve runs handler on an http.Server at Addr(), with the timeouts above,
+// LoopbackOnly reports whether a server listening on addr is reachable from
+// this machine alone: its host is "localhost" or a loopback IP. An empty
+// host (every interface), 0.0.0.0, :: or a name is not.
+func LoopbackOnly(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Serve runs handler on an http.Server at addr, with the timeouts above,
 // until ctx ends or the process receives SIGINT or SIGTERM; then it shuts
 // down gracefully, letting requests in flight finish for up to
 // ShutdownTimeout. It returns nil after a clean shutdown.
-func Serve(ctx context.Context, handler http.Handler) error {
-	srv := NewServer(Addr(), handler)
+func Serve(ctx context.Context, addr string, handler http.Handler) error {
+	srv := NewServer(addr, handler)
 	return Run(ctx, func() error {
 		if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 			return err

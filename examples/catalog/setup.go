@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"net"
 	"errors"
 	"io"
 	"log/slog"
@@ -15,15 +16,27 @@ import (
 // reads it too when Config.Keys is empty).
 const KeyEnv = "MEDIAN_KEY"
 
+// PreviousKeyEnv holds the key being retired during a rotation: calls
+// signed with either key are accepted (docs/PROTOCOL.md §1.2).
+const PreviousKeyEnv = "MEDIAN_KEY_PREVIOUS"
+
 // RedisURLEnv is the environment variable that switches the replay store
 // to Redis, e.g. redis://localhost:6379/0.
 const RedisURLEnv = "MEDIAN_REDIS_URL"
 
 // Options configures New. FromEnv fills it from the environment.
 type Options struct {
-	// Key is the Median key. When empty (or only white space) a
-	// development key is generated and announced on Warnings.
+	// Key is the Median key. When empty (or only white space) and Addr is
+	// a loopback address, a development key is generated and announced on
+	// Warnings; on any other address the endpoint answers every call 500
+	// missing_secret (never fail open: docs/PROTOCOL.md §1.2).
 	Key string
+	// PreviousKey is the key being retired, accepted beside Key while
+	// Median switches over; empty when no rotation is under way.
+	PreviousKey string
+	// Addr is where the server listens ("127.0.0.1:8080", ":8080"). Empty
+	// means 127.0.0.1:8080.
+	Addr string
 	// RedisURL, when set, keeps replay answers in Redis (redis.ParseURL
 	// syntax) so several instances share them; otherwise they are kept in
 	// this process's memory.
@@ -40,13 +53,16 @@ type Options struct {
 	NoDevKey bool
 }
 
-// FromEnv returns Options read from MEDIAN_KEY and MEDIAN_REDIS_URL, with
-// logger for the core's log lines.
+// FromEnv returns Options read from MEDIAN_KEY, MEDIAN_KEY_PREVIOUS,
+// MEDIAN_REDIS_URL, HOST and PORT (see [Addr]), with logger for the core's
+// log lines.
 func FromEnv(logger *slog.Logger) Options {
 	return Options{
-		Key:      os.Getenv(KeyEnv),
-		RedisURL: os.Getenv(RedisURLEnv),
-		Logger:   logger,
+		Key:         os.Getenv(KeyEnv),
+		PreviousKey: os.Getenv(PreviousKeyEnv),
+		Addr:        Addr(),
+		RedisURL:    os.Getenv(RedisURLEnv),
+		Logger:      logger,
 	}
 }
 
@@ -63,6 +79,8 @@ type Demo struct {
 	Key string
 	// DevKey reports whether Key was generated.
 	DevKey bool
+	// Addr is the address to listen on (Options.Addr).
+	Addr string
 	// Fingerprint is the key as protocol.Key prints it ("median key mk_…"),
 	// safe to log and to show; empty when the key is not usable.
 	Fingerprint string
@@ -84,10 +102,22 @@ func New(opts Options) (*Demo, error) {
 	if opts.Warnings == nil {
 		opts.Warnings = os.Stderr
 	}
-	d := &Demo{Orders: NewOrders(), Key: opts.Key, started: time.Now(), store: "memory"}
+	if opts.Addr == "" {
+		opts.Addr = net.JoinHostPort(loopbackHost, DefaultPort)
+	}
+	d := &Demo{Orders: NewOrders(), Key: opts.Key, Addr: opts.Addr, started: time.Now(), store: "memory"}
+	keys := []string{d.Key}
+	if strings.TrimSpace(opts.PreviousKey) != "" {
+		keys = append(keys, opts.PreviousKey)
+	}
 	if strings.TrimSpace(d.Key) == "" && !opts.NoDevKey {
-		d.Key, d.DevKey = NewDevKey(), true
-		warnDevKey(opts.Warnings, d.Key)
+		if LoopbackOnly(opts.Addr) {
+			d.Key, d.DevKey = NewDevKey(), true
+			keys[0] = d.Key
+			warnDevKey(opts.Warnings, d.Key)
+		} else {
+			warnNoKey(opts.Warnings, opts.Addr)
+		}
 	}
 	if k, err := protocol.ParseKey(d.Key); err == nil {
 		d.Fingerprint = k.String()
@@ -95,7 +125,7 @@ func New(opts Options) (*Demo, error) {
 	tools := Tools(d.Orders)
 	d.toolCount = len(tools)
 	cfg := protocol.Config{
-		Keys:        []string{d.Key},
+		Keys:        keys,
 		Tools:       tools,
 		Diagnostics: d.diagnostics,
 		Logger:      opts.Logger,

@@ -5,8 +5,10 @@
 //
 //	MEDIAN_KEY='<your key>' go run ./examples/echo
 //
-// It listens on :$PORT (default 8080) and answers Median at /api/median.
-// Without MEDIAN_KEY it generates a development key and prints it.
+// It answers Median at /api/median and listens on $HOST:$PORT (PORT 8080 by
+// default). Without MEDIAN_KEY it listens on 127.0.0.1 and generates a
+// development key, printed with a warning; on any other address a missing
+// key is answered 500 missing_secret (never fail open).
 package main
 
 import (
@@ -32,8 +34,8 @@ func main() {
 	}
 	defer demo.Close()
 
-	logger.Info("serving", "addr", catalog.Addr(), "median", "/api/median", "key", demo.Fingerprint)
-	if err := catalog.Serve(context.Background(), newApp(demo)); err != nil {
+	logger.Info("serving", "addr", demo.Addr, "median", "/api/median", "key", demo.Fingerprint)
+	if err := catalog.Serve(context.Background(), demo.Addr, newApp(demo)); err != nil {
 		logger.Error("server stopped", "error", err)
 		os.Exit(1)
 	}

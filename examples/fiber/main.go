@@ -4,8 +4,10 @@
 //
 //	MEDIAN_KEY='<your key>' go run ./examples/fiber
 //
-// It listens on :$PORT (default 8080) and answers Median at /api/median.
-// Without MEDIAN_KEY it generates a development key and prints it.
+// It answers Median at /api/median and listens on $HOST:$PORT (PORT 8080 by
+// default). Without MEDIAN_KEY it listens on 127.0.0.1 and generates a
+// development key, printed with a warning; on any other address a missing
+// key is answered 500 missing_secret (never fail open).
 package main
 
 import (
@@ -44,8 +46,8 @@ func main() {
 	defer demo.Close()
 
 	app := newApp(demo)
-	logger.Info("serving", "addr", catalog.Addr(), "median", medianPath, "key", demo.Fingerprint)
-	err = catalog.Run(context.Background(), func() error { return app.Listen(catalog.Addr()) }, app.ShutdownWithContext)
+	logger.Info("serving", "addr", demo.Addr, "median", medianPath, "key", demo.Fingerprint)
+	err = catalog.Run(context.Background(), func() error { return app.Listen(demo.Addr) }, app.ShutdownWithContext)
 	if err != nil {
 		logger.Error("server stopped", "error", err)
 		os.Exit(1)
