@@ -1,13 +1,13 @@
 package catalog
 
 import (
-	"net"
-	"strings"
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )

@@ -1,10 +1,10 @@
 package catalog
 
 import (
-	"net"
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"time"
