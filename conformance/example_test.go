@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -24,9 +25,8 @@ func ExampleRun() {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mux := http.NewServeMux() // or your gin/echo/chi router with the endpoint mounted
-		mux.Handle("/api/median", h)
-		mux.Handle("/api/median/{$}", h) // Median may post to the path with a trailing slash
+		mux := http.NewServeMux()   // or your gin/echo/chi router with the endpoint mounted
+		h.Mount(mux, "/api/median") // both paths, every method
 
 		target := conformance.HandlerTarget(mux, "/api/median", key)
 		target.Tools = []conformance.ToolSamples{{
@@ -108,4 +108,25 @@ func ExampleReadSamples() {
 	// Output:
 	// lookup_order side effects: false
 	// refund_order side effects: true
+}
+
+// DoTarget checks an app that is not an http.Handler, such as a fiber app
+// through fibermedian.Do; here a plain function stands in for it.
+func ExampleDoTarget() {
+	const key = "mk_test_0123456789abcdef0123456789abcdef"
+	h, err := protocol.New(protocol.Config{Keys: []string{key}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	mux := http.NewServeMux()
+	h.Mount(mux, "/api/median")
+	do := func(r *http.Request) (*http.Response, error) { // fibermedian.Do(app) for a fiber app
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, r)
+		return rec.Result(), nil
+	}
+	target := conformance.DoTarget(do, "/api/median", key)
+	report, err := conformance.Check(context.Background(), target, conformance.Options{})
+	fmt.Println(err, report.Passed(), report.Count(conformance.StatusFail))
+	// Output: <nil> true 0
 }

@@ -101,10 +101,18 @@ type Target struct {
 // Replay is set, as the core has replay protection by default; clear it
 // when your handler disables it.
 func HandlerTarget(h http.Handler, path, key string) Target {
+	return DoTarget(HandlerDo(h), path, key)
+}
+
+// DoTarget is [HandlerTarget] for an app that is not an http.Handler: do
+// sends each request to it in process, for example fibermedian.Do(app) for
+// a fiber app (fiber's limiter middleware must allow a run of the suite:
+// raise its Max or skip the Median path).
+func DoTarget(do DoFunc, path, key string) Target {
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path
 	}
-	return Target{Do: HandlerDo(h), URL: "http://example.test" + path, Key: key, Replay: true}
+	return Target{Do: do, URL: "http://example.test" + path, Key: key, Replay: true}
 }
 
 // HandlerDo returns a request function that serves each request with h in

@@ -171,7 +171,7 @@ func Send(t testing.TB, do conformance.DoFunc, method, url string, body []byte, 
 // catalog's samples, key-configuration cases included.
 func RunAll(t *testing.T, build func(*catalog.Demo) conformance.DoFunc) {
 	target := func(d *catalog.Demo) conformance.Target {
-		return conformance.Target{Do: build(d), URL: "http://example.test" + MountPath, Key: Key, Replay: true}
+		return conformance.DoTarget(build(d), MountPath, Key)
 	}
 	t.Run("catalog", func(t *testing.T) { Run(t, target(NewDemo(t))) })
 	t.Run("routes", func(t *testing.T) { RunRoutes(t, build(NewDemo(t)), "http://example.test") })
