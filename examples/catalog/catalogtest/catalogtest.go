@@ -6,13 +6,17 @@ package catalogtest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
+	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/median-go/median/conformance"
@@ -65,6 +69,9 @@ func Samples() []conformance.ToolSamples {
 			Check: checkOrder("A-1001"), InvalidInputs: bad},
 		{Tool: catalog.LookupOrderTool, Input: json.RawMessage(`{"orderId":"A-1001"}`), Expect: conformance.ExpectRefusal},
 		{Tool: catalog.LookupOrderTool, Input: json.RawMessage(`{"orderId":"missing"}`), Visitor: verified, Expect: conformance.ExpectFailure},
+		// Harmless if it ran: the risk-floor cases use it without side effects.
+		{Tool: catalog.CancelOrderTool, Input: json.RawMessage(`{"orderId":"missing"}`), ApprovedBy: "A test from the CLI",
+			Expect: conformance.ExpectFailure},
 		{Tool: catalog.CancelOrderTool, Input: json.RawMessage(`{"orderId":"C-3003"}`), ApprovedBy: "A test from the CLI",
 			SideEffects: true, InvalidInputs: bad},
 	}
@@ -188,4 +195,26 @@ func RunAll(t *testing.T, build func(*catalog.Demo) conformance.DoFunc) {
 		}
 		conformance.Run(t, tg)
 	})
+	t.Run("mediancheck", func(t *testing.T) { RunDeployed(t, target(NewDemo(t))) })
+}
+
+// RunDeployed checks target as mediancheck checks a deployed endpoint with
+// the catalog's samples file (mediancheck -url … -samples
+// examples/catalog/samples.json): every case passes or does not apply,
+// none is skipped.
+func RunDeployed(t *testing.T, target conformance.Target) {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	samples, err := conformance.ReadSamplesFile(filepath.Join(filepath.Dir(file), "..", "samples.json"))
+	require.NoError(t, err)
+	target.Tools, target.Deployed = samples, true
+	report, err := conformance.Check(context.Background(), target, conformance.Options{})
+	require.NoError(t, err)
+	for _, res := range report.Results {
+		if res.Status == conformance.StatusFail || res.Status == conformance.StatusSkip {
+			t.Errorf("%s %s: %s", res.Status, res.ID, res.Message)
+		}
+	}
+	assert.Positive(t, report.Count(conformance.StatusPass))
+	assert.Zero(t, report.Count(conformance.StatusSkip), "a correct deployment reaches N passed, 0 failed with nothing skipped")
 }
