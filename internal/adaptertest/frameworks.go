@@ -29,9 +29,9 @@ import (
 // group and route split Path for the frameworks that mount on a group.
 var group, route = Path[:strings.LastIndex(Path, "/")], Path[strings.LastIndex(Path, "/"):]
 
-// All lists the four adapters, in the order the parity test compares them
-// with NetHTTP.
-func All() []Adapter { return []Adapter{Gin, Echo, Chi, Fiber} }
+// All lists the adapters, in the order the parity test compares them with
+// NetHTTP.
+func All() []Adapter { return []Adapter{Gin, Echo, Chi, Fiber, EchoV5, FiberV3} }
 
 // NetHTTP is the reference: protocol.Handler on a net/http ServeMux, and
 // its Middleware in front of a plain handler, at Path and Path+"/" (as the

@@ -1,0 +1,127 @@
+package echomedian_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/labstack/echo/v5"
+	"github.com/labstack/echo/v5/middleware"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	echomedian "github.com/median-go/median/echomedian/v5"
+	"github.com/median-go/median/internal/adaptertest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestConformance runs the shared adapter cases (internal/adaptertest).
+func TestConformance(t *testing.T) {
+	adaptertest.Run(t, adaptertest.EchoV5)
+}
+
+// Mount takes the echo app and its groups alike.
+var (
+	_ echomedian.Router = (*echo.Echo)(nil)
+	_ echomedian.Router = (*echo.Group)(nil)
+)
+
+// TestErrorHandlerNeverRuns checks that what a handler behind the
+// middleware returns or panics with is answered by the core, and that
+// echo's HTTPErrorHandler (here one that would answer 418) never runs on
+// the Median path, even with echo's Recover outside, which turns a panic
+// into an error for it. A repeat gets the kept answer.
+func TestErrorHandlerNeverRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		handler echo.HandlerFunc
+		want    string
+	}{
+		{"echo sentinel error", func(*echo.Context) error { return echo.ErrForbidden },
+			`{"error":{"code":"execution_failed","message":"Forbidden"}}`},
+		{"panic", func(*echo.Context) error { panic("boom") },
+			`{"error":{"code":"execution_failed","message":"tool lookup failed unexpectedly"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, _ := adaptertest.NewHandler()
+			e := echo.New()
+			errorHandlerRan := false
+			e.HTTPErrorHandler = func(c *echo.Context, err error) {
+				errorHandlerRan = true
+				_ = c.NoContent(http.StatusTeapot)
+			}
+			e.Use(middleware.Recover())
+			runs := 0
+			echomedian.Mount(e, "/median", h, func(c *echo.Context) error {
+				runs++
+				return tc.handler(c)
+			})
+			body := adaptertest.ToolCall("lookup", "call_error", `{}`)
+			for range 2 {
+				w := serve(e, http.MethodPost, "/median", body)
+				assert.Equal(t, http.StatusOK, w.Code)
+				assert.Equal(t, adaptertest.ContentType, w.Header().Get("Content-Type"))
+				assert.JSONEq(t, tc.want, w.Body.String())
+			}
+			assert.Equal(t, 1, runs, "the repeat gets the kept answer")
+			assert.False(t, errorHandlerRan, "echo's error handler ran on the Median path")
+		})
+	}
+}
+
+// TestMountRoot mounts the endpoint at the root: "/" is registered once.
+func TestMountRoot(t *testing.T) {
+	h, _ := adaptertest.NewHandler()
+	e := echo.New()
+	echomedian.Mount(e, "/", h)
+	w := serve(e, http.MethodPost, "/", adaptertest.ToolCall(adaptertest.ToolEcho, "call_root", `{"text":"root"}`))
+	assert.Equal(t, http.StatusOK, w.Code)
+	assert.JSONEq(t, `{"result":{"text":"root","visitor":"user_7"}}`, w.Body.String())
+}
+
+// TestMountTakesOneHandler checks that Mount refuses a second handler,
+// which echo could not route, instead of dropping it.
+func TestMountTakesOneHandler(t *testing.T) {
+	h, _ := adaptertest.NewHandler()
+	answer := func(c *echo.Context) error { return echomedian.Respond(c, "ok", nil) }
+	assert.PanicsWithValue(t,
+		"echomedian: Mount takes at most one handler (echo routes one handler per route): add the others as middleware on the group",
+		func() { echomedian.Mount(echo.New(), "/median", h, answer, answer) })
+}
+
+// TestValuesOnTheRequestContext checks that a tool's ctx holds what the
+// request's context holds (any key type) before echo's store, and that a
+// non-string key never reaches the store.
+func TestValuesOnTheRequestContext(t *testing.T) {
+	type ctxKey struct{}
+	h, runs := adaptertest.NewHandler()
+	e := echo.New()
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c *echo.Context) error {
+			c.Set(adaptertest.ValueKey, "from-store")
+			r := c.Request()
+			c.SetRequest(r.WithContext(context.WithValue(r.Context(), ctxKey{}, "from-request")))
+			return next(c)
+		}
+	})
+	echomedian.Mount(e, "/median", h)
+	w := serve(e, http.MethodPost, "/median", adaptertest.ToolCall(adaptertest.ToolValue, "call_values", `{}`))
+	assert.JSONEq(t, `{"result":{"value":"from-store"}}`, w.Body.String())
+	ctxs := runs.Contexts()
+	require.Len(t, ctxs, 1)
+	assert.Equal(t, "from-request", ctxs[0].Value(ctxKey{}))
+	assert.Nil(t, ctxs[0].Value(adaptertest.ValueKey), "echo's store is not read after the request")
+}
+
+// serve sends a request signed with the kit's key at the kit's clock to e.
+func serve(e *echo.Echo, method, path string, body []byte) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, bytes.NewReader(body))
+	req.Header.Set(adaptertest.SignatureHeader, adaptertest.MustKey(adaptertest.Key).Sign(adaptertest.Now, body))
+	w := httptest.NewRecorder()
+	e.ServeHTTP(w, req)
+	return w
+}

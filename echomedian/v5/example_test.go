@@ -1,0 +1,195 @@
+package echomedian_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v5"
+
+	echomedian "github.com/median-go/median/echomedian/v5"
+	"github.com/median-go/median/protocol"
+)
+
+// exampleKey stands for MEDIAN_KEY. In production leave Config.Keys empty
+// and set the environment variable instead.
+const exampleKey = "example-key-do-not-use-0123456789abcdef"
+
+type OrderIn struct {
+	OrderID string `json:"orderId" jsonschema:"description=The order's id, like A-1001"`
+}
+
+type Order struct {
+	OrderID string `json:"orderId"`
+	Status  string `json:"status"`
+}
+
+func lookupOrder(_ context.Context, call protocol.ToolCall[OrderIn]) (Order, error) {
+	if _, ok := call.Visitor.ExternalID(); !ok {
+		return Order{}, protocol.Refuse("not_signed_in", "Ask the customer to sign in first.")
+	}
+	return Order{OrderID: call.Input.OrderID, Status: "shipped"}, nil
+}
+
+// newHandler builds the Handler of the examples, with one tool.
+func newHandler() *protocol.Handler {
+	h, err := protocol.New(protocol.Config{
+		Keys:  []string{exampleKey},
+		Tools: []*protocol.Tool{protocol.NewTool("lookup_order", protocol.RiskLow, "Looks up one of the customer's orders.", lookupOrder)},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return h
+}
+
+const lookupCall = `{"tool":"lookup_order","toolCallId":"call_1","input":{"orderId":"A-1001"},
+	"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`
+
+// Mount serves the endpoint on a group; the Handler's tools answer. Any
+// other method, even one echo does not know, gets the contract's 405.
+func ExampleMount() {
+	e := echo.New()
+	echomedian.Mount(e.Group("/api"), "/median", newHandler())
+
+	fmt.Println(send(e, http.MethodPost, "/api/median", lookupCall))
+	fmt.Println(send(e, http.MethodPost, "/api/median/", strings.Replace(lookupCall, "call_1", "call_2", 1)))
+	fmt.Println(send(e, "PURGE", "/api/median", ""))
+	// Output:
+	// 200 {"result":{"orderId":"A-1001","status":"shipped"}}
+	// 200 {"result":{"orderId":"A-1001","status":"shipped"}}
+	// 405 {"error":{"code":"method_not_allowed","message":"method PURGE is not allowed; Median sends POST (and GET for the manifest)"}}
+}
+
+// Mount with a handler: the middleware verifies every request and answers
+// all but verified tool calls, which your handler answers with Respond.
+func ExampleMount_handler() {
+	e := echo.New()
+	echomedian.Mount(e.Group("/api"), "/median", newHandler(), func(c *echo.Context) error {
+		call, _ := echomedian.CallFrom(c)
+		if call.Tool != "lookup_order" {
+			return echomedian.Respond(c, nil, protocol.CodeUnknownTool)
+		}
+		var in OrderIn
+		if err := call.BindInput(&in); err != nil {
+			return echomedian.Respond(c, nil, err) // answered 400 invalid_input
+		}
+		return echomedian.Respond(c, Order{OrderID: in.OrderID, Status: "in transit"}, nil)
+	})
+
+	fmt.Println(send(e, http.MethodPost, "/api/median", lookupCall))
+	// Output: 200 {"result":{"orderId":"A-1001","status":"in transit"}}
+}
+
+// New is the handler Mount registers. What earlier middleware stores with
+// c.Set (a string key) reaches the tool's ctx.
+func ExampleNew() {
+	whoami := protocol.NewTool("request_id", protocol.RiskLow, "Tells the request's id.",
+		func(ctx context.Context, _ protocol.ToolCall[struct{}]) (string, error) {
+			id, _ := ctx.Value("request_id").(string)
+			return id, nil
+		})
+	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: []*protocol.Tool{whoami}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	e := echo.New()
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c *echo.Context) error {
+			c.Set("request_id", c.Request().Header.Get("X-Request-Id"))
+			return next(c)
+		}
+	})
+	e.Any("/median", echomedian.New(h)) // Mount also registers "/median/"
+
+	fmt.Println(send(e, http.MethodPost, "/median", `{"tool":"request_id","toolCallId":"call_3","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false}}}`))
+	// Output: 200 {"result":"req-42"}
+}
+
+// Middleware on a route of your own: it answers the manifest, refusals
+// and the 405 itself, and the handler does not run.
+func ExampleMiddleware() {
+	e := echo.New()
+	e.Any("/median", func(c *echo.Context) error {
+		return echomedian.Respond(c, "reached the handler", nil)
+	}, echomedian.Middleware(newHandler()))
+
+	fmt.Println(send(e, http.MethodPost, "/median", lookupCall))
+	req := httptest.NewRequest(http.MethodPost, "/median", strings.NewReader(lookupCall)) // unsigned
+	w := httptest.NewRecorder()
+	e.ServeHTTP(w, req)
+	fmt.Println(w.Code, strings.Contains(w.Body.String(), `"code":"missing_signature"`))
+	// Output:
+	// 200 {"result":"reached the handler"}
+	// 401 true
+}
+
+// CallFrom gives the handler behind the middleware the verified call.
+func ExampleCallFrom() {
+	e := echo.New()
+	echomedian.Mount(e, "/median", newHandler(), func(c *echo.Context) error {
+		call, _ := echomedian.CallFrom(c)
+		return echomedian.Respond(c, map[string]string{"tool": call.Tool, "conversation": call.ConversationID}, nil)
+	})
+
+	fmt.Println(send(e, http.MethodPost, "/median", lookupCall))
+	// Output: 200 {"result":{"conversation":"conv_1","tool":"lookup_order"}}
+}
+
+// VisitorFrom gives the handler the visitor: authorize on its ExternalID,
+// which is set only when Median verified it.
+func ExampleVisitorFrom() {
+	e := echo.New()
+	echomedian.Mount(e, "/median", newHandler(), func(c *echo.Context) error {
+		visitor, _ := echomedian.VisitorFrom(c)
+		id, ok := visitor.ExternalID()
+		if !ok {
+			return echomedian.Respond(c, nil, protocol.Refuse("not_signed_in", "Ask the customer to sign in first."))
+		}
+		return echomedian.Respond(c, map[string]string{"customer": id}, nil)
+	})
+
+	fmt.Println(send(e, http.MethodPost, "/median", `{"tool":"whoami","toolCallId":"call_4","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false,"email":"ada@example.com"}}}`))
+	fmt.Println(send(e, http.MethodPost, "/median", `{"tool":"whoami","toolCallId":"call_5","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`))
+	// Output:
+	// 200 {"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Ask the customer to sign in first."}}
+	// 200 {"result":{"customer":"user_7"}}
+}
+
+// Respond answers the call: an error is execution_failed with its message,
+// which the agent reads. Returning the error from the handler, one of
+// echo's included, answers the same.
+func ExampleRespond() {
+	e := echo.New()
+	echomedian.Mount(e, "/median", newHandler(), func(c *echo.Context) error {
+		if c.Request().Header.Get("X-Request-Id") == "" {
+			return echo.ErrForbidden // answered execution_failed "Forbidden"
+		}
+		return echomedian.Respond(c, nil, fmt.Errorf("the order service is down"))
+	})
+
+	fmt.Println(send(e, http.MethodPost, "/median", lookupCall))
+	// Output: 200 {"error":{"code":"execution_failed","message":"the order service is down"}}
+}
+
+// send sends body to path with method as Median would, signed now, with
+// an X-Request-Id, and returns the answer's status and body.
+func send(h http.Handler, method, path, body string) string {
+	key, err := protocol.ParseKey(exampleKey)
+	if err != nil {
+		log.Fatal(err)
+	}
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Median-Signature", key.Sign(time.Now(), []byte(body)))
+	req.Header.Set("X-Request-Id", "req-42")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return fmt.Sprint(w.Code, " ", w.Body.String())
+}

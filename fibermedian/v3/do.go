@@ -1,0 +1,40 @@
+package fibermedian
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/gofiber/fiber/v3"
+)
+
+// Do returns a function that sends one net/http request through app in
+// memory (app.Test, without its time limit) and returns its answer, like
+// http.Client.Do: what conformance.Target.Do takes, so the conformance
+// suite can check a fiber app without a listener. fiber is not built on
+// net/http, so this adapter alone needs such a helper. A body of unknown
+// length is read first and sent with its length; the caller's request is
+// left unchanged.
+//
+// fiber's limiter middleware allows 5 requests a minute by default, far
+// fewer than a conformance run sends: raise its Max, or skip the Median
+// path with its Next function, in the app you test.
+func Do(app *fiber.App) func(*http.Request) (*http.Response, error) {
+	return func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context()) // app.Test adds headers: leave the caller's request alone
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength < 0 {
+			body, err := io.ReadAll(r.Body)
+			_ = r.Body.Close()
+			if err != nil {
+				return nil, fmt.Errorf("fibermedian: reading the request body: %w", err)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+		}
+		if r.Body == nil {
+			r.Body = http.NoBody
+		}
+		return app.Test(r, fiber.TestConfig{Timeout: 0})
+	}
+}

@@ -1,0 +1,224 @@
+package fibermedian_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v3"
+	"github.com/gofiber/fiber/v3/middleware/requestid"
+
+	fibermedian "github.com/median-go/median/fibermedian/v3"
+	"github.com/median-go/median/protocol"
+)
+
+// exampleKey stands for MEDIAN_KEY. In production leave Config.Keys empty
+// and set the environment variable instead.
+const exampleKey = "example-key-do-not-use-0123456789abcdef"
+
+type OrderIn struct {
+	OrderID string `json:"orderId" jsonschema:"description=The order's id, like A-1001"`
+}
+
+type Order struct {
+	OrderID string `json:"orderId"`
+	Status  string `json:"status"`
+}
+
+func lookupOrder(_ context.Context, call protocol.ToolCall[OrderIn]) (Order, error) {
+	if _, ok := call.Visitor.ExternalID(); !ok {
+		return Order{}, protocol.Refuse("not_signed_in", "Ask the customer to sign in first.")
+	}
+	return Order{OrderID: call.Input.OrderID, Status: "shipped"}, nil
+}
+
+// newHandler builds the Handler of the examples, with one tool.
+func newHandler() *protocol.Handler {
+	h, err := protocol.New(protocol.Config{
+		Keys:  []string{exampleKey},
+		Tools: []*protocol.Tool{protocol.NewTool("lookup_order", protocol.RiskLow, "Looks up one of the customer's orders.", lookupOrder)},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return h
+}
+
+const lookupCall = `{"tool":"lookup_order","toolCallId":"call_1","input":{"orderId":"A-1001"},
+	"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`
+
+// Mount serves the endpoint on a group; the Handler's tools answer.
+func ExampleMount() {
+	app := fiber.New()
+	fibermedian.Mount(app.Group("/api"), "/median", newHandler())
+
+	fmt.Println(send(app, "/api/median", lookupCall))
+	fmt.Println(send(app, "/api/median/", strings.Replace(lookupCall, "call_1", "call_2", 1)))
+	// Output:
+	// 200 {"result":{"orderId":"A-1001","status":"shipped"}}
+	// 200 {"result":{"orderId":"A-1001","status":"shipped"}}
+}
+
+// Mount with handlers: the middleware verifies every request and answers
+// all but verified tool calls, which your handlers answer with Respond.
+func ExampleMount_handlers() {
+	app := fiber.New()
+	fibermedian.Mount(app.Group("/api"), "/median", newHandler(), func(c fiber.Ctx) error {
+		call, _ := fibermedian.CallFrom(c)
+		if call.Tool != "lookup_order" {
+			return fibermedian.Respond(c, nil, protocol.CodeUnknownTool)
+		}
+		var in OrderIn
+		if err := call.BindInput(&in); err != nil {
+			return fibermedian.Respond(c, nil, err) // answered 400 invalid_input
+		}
+		return fibermedian.Respond(c, Order{OrderID: in.OrderID, Status: "in transit"}, nil)
+	})
+
+	fmt.Println(send(app, "/api/median", lookupCall))
+	// Output: 200 {"result":{"orderId":"A-1001","status":"in transit"}}
+}
+
+// New is the handler Mount registers. What earlier middleware keeps in
+// the request's locals reaches the tool's ctx: here fiber's requestid,
+// read back with requestid.FromContext.
+func ExampleNew() {
+	whoami := protocol.NewTool("request_id", protocol.RiskLow, "Tells the request's id.",
+		func(ctx context.Context, _ protocol.ToolCall[struct{}]) (string, error) {
+			return requestid.FromContext(ctx), nil
+		})
+	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: []*protocol.Tool{whoami}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	app := fiber.New()
+	app.Use(requestid.New())
+	app.All("/median", fibermedian.New(h)) // Mount also registers "/median/"
+
+	fmt.Println(send(app, "/median", `{"tool":"request_id","toolCallId":"call_3","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false}}}`))
+	// Output: 200 {"result":"req-42"}
+}
+
+// Middleware in a chain of your own: it answers the manifest, refusals
+// and the 405 itself, and the next handlers do not run.
+func ExampleMiddleware() {
+	app := fiber.New()
+	app.All("/median", fibermedian.Middleware(newHandler()), func(c fiber.Ctx) error {
+		return fibermedian.Respond(c, "reached the handler", nil)
+	})
+
+	fmt.Println(send(app, "/median", lookupCall))
+	req := httptest.NewRequest(http.MethodPost, "/median", strings.NewReader(lookupCall)) // unsigned
+	res, err := app.Test(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	fmt.Println(res.StatusCode, strings.Contains(string(body), `"code":"missing_signature"`))
+	// Output:
+	// 200 {"result":"reached the handler"}
+	// 401 true
+}
+
+// CallFrom gives the handlers behind the middleware the verified call.
+func ExampleCallFrom() {
+	app := fiber.New()
+	fibermedian.Mount(app, "/median", newHandler(), func(c fiber.Ctx) error {
+		call, _ := fibermedian.CallFrom(c)
+		return fibermedian.Respond(c, map[string]string{"tool": call.Tool, "conversation": call.ConversationID}, nil)
+	})
+
+	fmt.Println(send(app, "/median", lookupCall))
+	// Output: 200 {"result":{"conversation":"conv_1","tool":"lookup_order"}}
+}
+
+// VisitorFrom gives the handlers the visitor: authorize on its
+// ExternalID, which is set only when Median verified it.
+func ExampleVisitorFrom() {
+	app := fiber.New()
+	fibermedian.Mount(app, "/median", newHandler(), func(c fiber.Ctx) error {
+		visitor, _ := fibermedian.VisitorFrom(c)
+		id, ok := visitor.ExternalID()
+		if !ok {
+			return fibermedian.Respond(c, nil, protocol.Refuse("not_signed_in", "Ask the customer to sign in first."))
+		}
+		return fibermedian.Respond(c, map[string]string{"customer": id}, nil)
+	})
+
+	fmt.Println(send(app, "/median", `{"tool":"whoami","toolCallId":"call_4","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false,"email":"ada@example.com"}}}`))
+	fmt.Println(send(app, "/median", `{"tool":"whoami","toolCallId":"call_5","input":{},
+		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`))
+	// Output:
+	// 200 {"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Ask the customer to sign in first."}}
+	// 200 {"result":{"customer":"user_7"}}
+}
+
+// Respond answers the call: an error is execution_failed with its message,
+// which the agent reads. Returning the error from the handler, one of
+// fiber's included, answers the same.
+func ExampleRespond() {
+	app := fiber.New()
+	fibermedian.Mount(app, "/median", newHandler(), func(c fiber.Ctx) error {
+		if c.Get("X-Request-Id") == "" {
+			return fiber.ErrForbidden // answered execution_failed "Forbidden"
+		}
+		return fibermedian.Respond(c, nil, fmt.Errorf("the order service is down"))
+	})
+
+	fmt.Println(send(app, "/median", lookupCall))
+	// Output: 200 {"error":{"code":"execution_failed","message":"the order service is down"}}
+}
+
+// Do runs a fiber app in memory for tests: here it sends a signed call,
+// and it is what conformance.Target.Do takes.
+func ExampleDo() {
+	app := fiber.New()
+	fibermedian.Mount(app, "/api/median", newHandler())
+	do := fibermedian.Do(app) // conformance.Target{Do: do, URL: "http://example.test/api/median", Key: …}
+
+	key, err := protocol.ParseKey(exampleKey)
+	if err != nil {
+		log.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/api/median", strings.NewReader(lookupCall))
+	req.Header.Set("Median-Signature", key.Sign(time.Now(), []byte(lookupCall)))
+	res, err := do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	fmt.Println(res.StatusCode, res.Header.Get("Content-Type"), string(body))
+	// Output: 200 application/json {"result":{"orderId":"A-1001","status":"shipped"}}
+}
+
+// send POSTs body to path as Median would, signed now, with an
+// X-Request-Id, through app in memory, and returns the answer's status and
+// body.
+func send(app *fiber.App, path, body string) string {
+	key, err := protocol.ParseKey(exampleKey)
+	if err != nil {
+		log.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	req.Header.Set("Median-Signature", key.Sign(time.Now(), []byte(body)))
+	req.Header.Set("X-Request-Id", "req-42")
+	res, err := fibermedian.Do(app)(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer res.Body.Close()
+	answer, err := io.ReadAll(res.Body)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return fmt.Sprint(res.StatusCode, " ", string(answer))
+}

@@ -1,0 +1,199 @@
+// Package fibermedian mounts the Median tool endpoint on a fiber v3 app
+// (github.com/gofiber/fiber/v3). For fiber v2, use
+// github.com/median-go/median/fibermedian.
+//
+// It only moves requests between fiber (fasthttp) and [protocol.Handler]:
+// every check and every answer comes from the core, so an endpoint served
+// through fiber answers byte for byte what it answers on net/http. fiber is
+// not built on net/http, so this adapter calls the core's
+// [protocol.Handler.Serve] and [protocol.Handler.Verify] itself, and is the
+// only one with a test helper, [Do].
+//
+// Two ways to mount it, both with [Mount]:
+//
+//	fibermedian.Mount(api, "/median", h)               // the Handler's tools answer
+//	fibermedian.Mount(api, "/median", h, answer, ...)  // your handlers answer verified calls
+//
+// In the first form ([New]) the Handler answers everything: signature,
+// body, the tools registered with [protocol.NewTool], the GET manifest and
+// diagnostics. In the second, [Middleware] verifies and answers everything
+// but verified tool calls, which reach your handlers: they read the call
+// with [CallFrom] (and the visitor with [VisitorFrom]) and answer it with
+// [Respond]. Either way Mount registers the path with and without a
+// trailing slash for every method fiber routes (fiber.Config.RequestMethods),
+// so the contract's 405 and the manifest always come from the core. HEAD
+// included: fiber v3 serves HEAD with a path's GET handlers, and Mount's
+// routes answer HEAD with the contract's 405 (without a body, as HEAD
+// answers are sent).
+//
+// fiber refuses a method missing from fiber.Config.RequestMethods (default:
+// the nine standard ones) with its own 501 Not Implemented before any route
+// runs. To have the core answer, say, PURGE with the contract's 405, list
+// it there:
+//
+//	fiber.New(fiber.Config{RequestMethods: append(slices.Clone(fiber.DefaultMethods), "PURGE")})
+//
+// Median only sends GET and POST.
+//
+// A panic in your handlers is recovered by [Middleware], logged with its
+// stack and answered execution_failed the first time, whatever recovery
+// middleware (recover.New) runs outside. An error your handlers return is
+// their answer too, as if they called Respond(c, nil, err): fiber's error
+// handler never writes a page of its own on the Median path.
+//
+// Values reach tools: a tool's ctx is c.Context() (its values, and the
+// deadline a middleware such as timeout set), falling back to the request's
+// locals, so what earlier middleware stored with c.Locals(key, v) is
+// ctx.Value(key): requestid.FromContext(ctx) finds the request id, for
+// one. The locals are read only while the request is served: fiber reuses
+// its contexts, so a goroutine that outlives the request sees only
+// c.Context()'s values. fiber never cancels c.Context(): bound slow tools
+// with [protocol.WithTimeout].
+//
+// Body size: fasthttp reads the whole body before any handler runs, up to
+// fiber.Config.BodyLimit (default 4 MiB), and answers a larger one 413 with
+// its own plain-text body. Keep BodyLimit at or above the Handler's
+// MaxBodyBytes (default 1 MiB) so that the contract's 413 invalid_body
+// answers every oversized body. With fiber.Config.StreamRequestBody the
+// body is streamed to the core, which stops reading at MaxBodyBytes.
+//
+// fasthttp reuses its buffers after a handler returns. The core reads the
+// raw body (c.Request().Body(), never decoded) into its own buffer, so a
+// [protocol.Call] and everything in it stay valid after the request; the
+// answer is copied into fasthttp's response.
+package fibermedian
+
+import (
+	"context"
+	"strings"
+
+	"github.com/gofiber/fiber/v3"
+
+	"github.com/median-go/median/internal/fasthttpio"
+	"github.com/median-go/median/protocol"
+)
+
+// New returns a fiber handler that answers the Median endpoint with h: the
+// Handler's registered tools answer the calls. It never returns an error:
+// every answer, refusals included, is written here. Register it on the
+// path and the path with a trailing slash for every method (fiber's All);
+// [Mount] does that for you.
+func New(h *protocol.Handler) fiber.Handler {
+	return func(c fiber.Ctx) error {
+		ctx := newContext(c)
+		defer ctx.detach()
+		req, stream := fasthttpio.Request(c.Request(), c.Method())
+		fasthttpio.Write(c.Response(), h.Serve(ctx, req))
+		stream.CloseIfUnread(c.RequestCtx())
+		return nil
+	}
+}
+
+// Mount registers the Median endpoint at path on r, a *fiber.App or a
+// group, with and without a trailing slash (so it answers under strict
+// routing too), for every method fiber routes.
+//
+// With no handlers it mounts [New](h). With handlers it mounts
+// [Middleware](h) followed by them: your handlers answer the verified tool
+// calls with [Respond]; everything else is answered before them. Each
+// handler but the last passes the call on with c.Next().
+func Mount(r fiber.Router, path string, h *protocol.Handler, handlers ...fiber.Handler) {
+	chain := []any{New(h)}
+	if len(handlers) > 0 {
+		chain = []any{Middleware(h)}
+		for _, handler := range handlers {
+			chain = append(chain, handler)
+		}
+	}
+	for _, p := range paths(path) {
+		r.All(p, chain[0], chain[1:]...)
+	}
+}
+
+// paths returns the paths Mount registers: path without its trailing
+// slash and with it, or "/" alone for the root.
+func paths(path string) []string {
+	base := strings.TrimSuffix(path, "/")
+	if base == "" {
+		return []string{"/"}
+	}
+	return []string{base, base + "/"}
+}
+
+// Middleware returns fiber middleware that verifies Median's requests with
+// h and lets only verified tool calls through to the next handlers, which
+// answer with [Respond]. Everything else (a refusal, the GET manifest, the
+// diagnostics answer, the stored answer of a repeated toolCallId, the 405)
+// is answered here and the next handlers do not run.
+//
+// The next handlers find the call with [CallFrom] (it is on c.Context())
+// and read c.Body() as Median sent it, streamed bodies
+// (fiber.Config.StreamRequestBody) included. An error they return is
+// answered like Respond(c, nil, err). A call they leave unanswered gets
+// execution_failed kept for its toolCallId, so a repeat is answered at
+// once; a panic in them is recovered, logged and answered
+// execution_failed. The middleware itself never returns an error. Prefer
+// [Mount] with handlers, which also registers every method and the
+// trailing slash.
+func Middleware(h *protocol.Handler) fiber.Handler {
+	return func(c fiber.Ctx) error {
+		ctx := newContext(c)
+		defer ctx.detach()
+		req, stream := fasthttpio.Request(c.Request(), c.Method())
+		callCtx, resp, ok := h.Verify(ctx, req)
+		if !ok {
+			fasthttpio.Write(c.Response(), resp)
+			stream.CloseIfUnread(c.RequestCtx())
+			return nil
+		}
+		if stream != nil { // the core has read the stream: give the bytes back
+			call, _ := protocol.CallFrom(callCtx)
+			c.Request().SetBody(call.Body)
+		}
+		c.SetContext(callCtx)
+		serveNext(c, callCtx)
+		return nil
+	}
+}
+
+// serveNext runs the handlers after Middleware for the verified call on
+// ctx: an error they return is their answer, a panic is answered
+// execution_failed, and a call left unanswered is settled.
+func serveNext(c fiber.Ctx, ctx context.Context) {
+	defer func() {
+		fasthttpio.Write(c.Response(), protocol.Settle(ctx, recover()))
+	}()
+	if err := c.Next(); err != nil {
+		fasthttpio.Write(c.Response(), protocol.Answer(ctx, nil, err))
+	}
+}
+
+// CallFrom returns the call that [Middleware] verified for this request,
+// and false when the middleware did not run.
+func CallFrom(c fiber.Ctx) (*protocol.Call, bool) {
+	return protocol.CallFrom(c.Context())
+}
+
+// VisitorFrom returns the visitor of the call that [Middleware] verified,
+// and false when the middleware did not run. Authorize on
+// [protocol.Visitor.ExternalID] only.
+func VisitorFrom(c fiber.Ctx) (protocol.Visitor, bool) {
+	call, ok := CallFrom(c)
+	if !ok {
+		return protocol.Visitor{}, false
+	}
+	return call.Visitor, true
+}
+
+// Respond answers the call that [Middleware] verified ([protocol.Answer]):
+// result as {"result": …}, a [*protocol.Refusal] (as result or as err) as
+// a refusal result, [protocol.UnknownTool] or an invalid_input error from
+// [protocol.Call.BindInput] as that error, any other err as
+// execution_failed. The answer is kept for replays. A call is answered
+// once: a second Respond writes nothing. Without the middleware it answers
+// execution_failed saying so. It returns nil, so a handler can end with
+// return fibermedian.Respond(c, out, err).
+func Respond(c fiber.Ctx, result any, err error) error {
+	fasthttpio.Write(c.Response(), protocol.Answer(c.Context(), result, err))
+	return nil
+}

@@ -1,0 +1,116 @@
+// Package fasthttpio moves a Median request from fasthttp to the core and
+// the core's answer back, for the adapters of frameworks built on fasthttp
+// rather than net/http (fiber v3, and fiber v2 when it moves over).
+//
+// fasthttp reuses a request's buffers once its handler returns, so nothing
+// handed to the core may alias them: the body goes to the core as a reader,
+// which the core copies into its own buffer (only after the header checks,
+// never past its limit), and the method and signature are copied. The
+// answer is copied into fasthttp's response.
+package fasthttpio
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/median-go/median/protocol"
+)
+
+// The wire names the adapters read and write (PROTOCOL.md §1, §3).
+const (
+	signatureHeader = "Median-Signature"
+	contentType     = "application/json"
+)
+
+// Request builds the core's view of req, whose method is method. The raw
+// body is passed as fasthttp holds it (never decoded: the signature covers
+// the bytes as sent). A streamed body (the framework's StreamRequestBody)
+// is left unread for the core to read up to its limit; stream is nil
+// unless the body is streamed.
+func Request(req *fasthttp.Request, method string) (r protocol.Request, stream *Stream) {
+	r = protocol.Request{
+		Method:        Method(method),
+		Signature:     string(req.Header.Peek(signatureHeader)),
+		ContentLength: -1,
+	}
+	if req.IsBodyStream() {
+		stream = &Stream{r: req.BodyStream()}
+		r.Body = stream
+		if n := req.Header.ContentLength(); n >= 0 {
+			r.ContentLength = int64(n)
+		}
+		return r, stream
+	}
+	body := req.Body()
+	r.Body, r.ContentLength = bytes.NewReader(body), int64(len(body))
+	return r, nil
+}
+
+// Stream is a streamed request body that remembers whether it was read to
+// the end.
+type Stream struct {
+	r   io.Reader
+	eof bool
+}
+
+// Read implements io.Reader.
+func (s *Stream) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err == io.EOF {
+		s.eof = true
+	}
+	return n, err
+}
+
+// CloseIfUnread closes the connection after the answer when the core left
+// part of a streamed body unread (a refusal before the body, a body over
+// the limit): fasthttp would otherwise parse the rest as the next request
+// on the connection and answer it with its own 400. A nil Stream (the body
+// was not streamed) does nothing.
+func (s *Stream) CloseIfUnread(ctx *fasthttp.RequestCtx) {
+	if s != nil && !s.eof {
+		ctx.SetConnectionClose()
+	}
+}
+
+// Method returns m as a string that does not alias fasthttp's reused
+// buffers (the core hands it to Config.Observer, which may keep it). The
+// usual methods cost no allocation.
+func Method(m string) string {
+	switch m {
+	case http.MethodGet:
+		return http.MethodGet
+	case http.MethodPost:
+		return http.MethodPost
+	case http.MethodPut:
+		return http.MethodPut
+	case http.MethodPatch:
+		return http.MethodPatch
+	case http.MethodDelete:
+		return http.MethodDelete
+	case http.MethodHead:
+		return http.MethodHead
+	case http.MethodOptions:
+		return http.MethodOptions
+	}
+	return strings.Clone(m)
+}
+
+// Write copies resp into res: the status, Content-Type application/json,
+// the Allow header on 405 and the body. The zero Response (a second answer
+// to one call) writes nothing, so the first answer stands.
+func Write(res *fasthttp.Response, resp protocol.Response) {
+	if resp.Status == 0 {
+		return
+	}
+	res.SetStatusCode(resp.Status)
+	res.Header.SetContentType(contentType)
+	if resp.Allow != "" {
+		res.Header.Set("Allow", resp.Allow)
+	}
+	res.SetBody(resp.Body)
+}
