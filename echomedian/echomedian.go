@@ -63,7 +63,7 @@ var (
 func New(h *protocol.Handler) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := newContext(c, nil)
-		defer ctx.detach()
+		defer ctx.Detach()
 		h.ServeHTTP(c.Response(), c.Request().WithContext(ctx))
 		return nil
 	}
@@ -126,7 +126,7 @@ func Middleware(h *protocol.Handler) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			ctx := newContext(c, next)
-			defer ctx.detach()
+			defer ctx.Detach()
 			mw.ServeHTTP(c.Response(), c.Request().WithContext(ctx))
 			return nil
 		}

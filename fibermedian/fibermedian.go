@@ -60,6 +60,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/median-go/median/internal/fasthttpio"
 	"github.com/median-go/median/protocol"
 )
 
@@ -77,10 +78,10 @@ var (
 func New(h *protocol.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		ctx := newContext(c)
-		defer ctx.detach()
-		req, stream := request(c)
-		write(c, h.Serve(ctx, req))
-		stream.closeIfUnread(c)
+		defer ctx.Detach()
+		req, stream := fasthttpio.Request(c.Request(), c.Method())
+		fasthttpio.Write(c.Response(), h.Serve(ctx, req))
+		stream.CloseIfUnread(c.Context())
 		return nil
 	}
 }
@@ -130,12 +131,12 @@ func paths(path string) []string {
 func Middleware(h *protocol.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		ctx := newContext(c)
-		defer ctx.detach()
-		req, stream := request(c)
+		defer ctx.Detach()
+		req, stream := fasthttpio.Request(c.Request(), c.Method())
 		callCtx, resp, ok := h.Verify(ctx, req)
 		if !ok {
-			write(c, resp)
-			stream.closeIfUnread(c)
+			fasthttpio.Write(c.Response(), resp)
+			stream.CloseIfUnread(c.Context())
 			return nil
 		}
 		if stream != nil { // the core has read the stream: give the bytes back
@@ -153,10 +154,10 @@ func Middleware(h *protocol.Handler) fiber.Handler {
 // execution_failed, and a call left unanswered is settled.
 func serveNext(c *fiber.Ctx, ctx context.Context) {
 	defer func() {
-		write(c, protocol.Settle(ctx, recover()))
+		fasthttpio.Write(c.Response(), protocol.Settle(ctx, recover()))
 	}()
 	if err := c.Next(); err != nil {
-		write(c, protocol.Answer(ctx, nil, err))
+		fasthttpio.Write(c.Response(), protocol.Answer(ctx, nil, err))
 	}
 }
 
@@ -186,6 +187,6 @@ func VisitorFrom(c *fiber.Ctx) (protocol.Visitor, bool) {
 // execution_failed saying so. It returns nil, so a handler can end with
 // return fibermedian.Respond(c, out, err).
 func Respond(c *fiber.Ctx, result any, err error) error {
-	write(c, protocol.Answer(c.UserContext(), result, err))
+	fasthttpio.Write(c.Response(), protocol.Answer(c.UserContext(), result, err))
 	return nil
 }

@@ -58,7 +58,7 @@ var (
 func New(h *protocol.Handler) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ctx := newContext(c)
-		defer ctx.detach()
+		defer ctx.Detach()
 		h.ServeHTTP(c.Writer, c.Request.WithContext(ctx))
 	}
 }
@@ -108,7 +108,7 @@ func Middleware(h *protocol.Handler) gin.HandlerFunc {
 	mw := h.Middleware(serveNext)
 	return func(c *gin.Context) {
 		ctx := newContext(c)
-		defer ctx.detach()
+		defer ctx.Detach()
 		mw.ServeHTTP(c.Writer, c.Request.WithContext(ctx))
 		if !ctx.nextReturned { // answered here, or the chain panicked
 			c.Abort()

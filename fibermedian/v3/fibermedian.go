@@ -81,7 +81,7 @@ import (
 func New(h *protocol.Handler) fiber.Handler {
 	return func(c fiber.Ctx) error {
 		ctx := newContext(c)
-		defer ctx.detach()
+		defer ctx.Detach()
 		req, stream := fasthttpio.Request(c.Request(), c.Method())
 		fasthttpio.Write(c.Response(), h.Serve(ctx, req))
 		stream.CloseIfUnread(c.RequestCtx())
@@ -138,7 +138,7 @@ func paths(path string) []string {
 func Middleware(h *protocol.Handler) fiber.Handler {
 	return func(c fiber.Ctx) error {
 		ctx := newContext(c)
-		defer ctx.detach()
+		defer ctx.Detach()
 		req, stream := fasthttpio.Request(c.Request(), c.Method())
 		callCtx, resp, ok := h.Verify(ctx, req)
 		if !ok {

@@ -1,6 +1,6 @@
 // Package fasthttpio moves a Median request from fasthttp to the core and
 // the core's answer back, for the adapters of frameworks built on fasthttp
-// rather than net/http (fiber v3, and fiber v2 when it moves over).
+// rather than net/http: fiber v2 and v3.
 //
 // fasthttp reuses a request's buffers once its handler returns, so nothing
 // handed to the core may alias them: the body goes to the core as a reader,

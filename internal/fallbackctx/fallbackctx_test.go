@@ -1,0 +1,63 @@
+package fallbackctx
+
+import (
+	"context"
+	"sync"
+	"testing"
+)
+
+type key struct{}
+
+func TestValueFallsBackUntilDetached(t *testing.T) {
+	parent := context.WithValue(context.Background(), key{}, "from the request")
+	store := map[any]any{"requestid": "r-1", key{}: "shadowed"}
+	ctx := New(parent, func(k any) any { return store[k] })
+
+	if got := ctx.Value(key{}); got != "from the request" {
+		t.Fatalf("the request's own value comes first, got %v", got)
+	}
+	if got := ctx.Value("requestid"); got != "r-1" {
+		t.Fatalf("fallback: got %v", got)
+	}
+	if got := ctx.Value("missing"); got != nil {
+		t.Fatalf("missing key: got %v", got)
+	}
+	derived := context.WithValue(ctx, "other", 1)
+	if got := derived.Value("requestid"); got != "r-1" {
+		t.Fatalf("a derived context reaches the fallback: got %v", got)
+	}
+
+	ctx.Detach()
+	if got := ctx.Value("requestid"); got != nil {
+		t.Fatalf("after Detach the store is not read: got %v", got)
+	}
+	if got := ctx.Value(key{}); got != "from the request" {
+		t.Fatalf("after Detach the request's values remain: got %v", got)
+	}
+}
+
+// TestDetachRacesWithValue: run with -race; a tool goroutine may read while
+// the adapter detaches.
+func TestDetachRacesWithValue(t *testing.T) {
+	store := map[any]any{"k": "v"}
+	var mu sync.Mutex
+	ctx := New(context.Background(), func(k any) any { mu.Lock(); defer mu.Unlock(); return store[k] })
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				_ = ctx.Value("k")
+			}
+		}()
+	}
+	ctx.Detach()
+	mu.Lock()
+	store = nil // what a framework's reuse would do, after Detach
+	mu.Unlock()
+	wg.Wait()
+	if ctx.Value("k") != nil {
+		t.Fatal("detached context still reads the store")
+	}
+}
