@@ -1,10 +1,11 @@
 module github.com/median-go/median
 
-go 1.25.0
+go 1.26
 
 require (
 	github.com/gin-gonic/gin v1.12.0
 	github.com/go-chi/chi/v5 v5.5.0
+	github.com/go-json-experiment/json v1.27.2
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/invopop/jsonschema v0.14.0
 	github.com/labstack/echo/v4 v4.16.0

@@ -85,7 +85,7 @@ func BenchmarkDecodeBody(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		if _, _, err := DecodeBody(body); err != nil {
+		if _, _, err := decodeBody(body); err != nil {
 			b.Fatal(err)
 		}
 	}

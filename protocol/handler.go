@@ -323,7 +323,7 @@ func (h *Handler) check(ctx context.Context, req Request, lookup bool) (*Call, R
 	if req.Method == http.MethodGet {
 		return nil, Response{Status: http.StatusOK, Body: h.manifest}, false
 	}
-	op, call, err := DecodeBody(body)
+	op, call, err := decodeBody(body)
 	if err != nil {
 		return nil, errorResponse(asError(err)), false
 	}

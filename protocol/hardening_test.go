@@ -105,7 +105,9 @@ func TestReplayedAnswerKeepsCodeAndStatus(t *testing.T) {
 	bindBody := hardCallBody("other", "call_bind", "A-1", true)
 	call, _, ok := h.Verify(context.Background(), hardSigned(bindBody))
 	require.True(t, ok)
-	first := h.Respond(context.Background(), call, nil, call.BindInput(new(struct{ OrderID int })))
+	first := h.Respond(context.Background(), call, nil, call.BindInput(new(struct {
+		OrderID int `json:"orderId"`
+	})))
 	require.Equal(t, http.StatusBadRequest, first.Status)
 
 	tests := []struct {

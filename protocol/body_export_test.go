@@ -1,0 +1,4 @@
+package protocol
+
+// DecodeBody gives the external fuzz tests the body decoder.
+var DecodeBody = decodeBody
