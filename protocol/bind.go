@@ -58,6 +58,8 @@ func describeDecodeError(err error) string {
 			return fmt.Sprintf("%s%s is out of range for this field", where, got)
 		}
 		return where + se.Err.Error()
+	case errors.Is(err, jsontext.ErrDuplicateName) && errors.As(err, &syn):
+		return schema.PointerPath(syn.JSONPointer) + ": given twice; each key may appear once"
 	case errors.As(err, &syn):
 		return fmt.Sprintf("not valid JSON: %v at byte %d", syn.Err, syn.ByteOffset)
 	}

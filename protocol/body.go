@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/median-go/median/protocol/internal/schema"
 )
 
 // OpDiagnostics is the one op the contract knows (PROTOCOL.md §4).
@@ -156,27 +158,17 @@ func bodyError(err error) *Error {
 	case errors.As(err, &se) && se.JSONPointer == "":
 		return invalidBody("the body must be a JSON object, got " + kindName(se.JSONKind))
 	case errors.As(err, &se) && se.GoType != nil:
-		return invalidBody(fmt.Sprintf("%s: expected %s, got %s", pointerPath(se.JSONPointer), jsonKind(se.GoType.Kind().String()), kindName(se.JSONKind)))
+		return invalidBody(fmt.Sprintf("%s: expected %s, got %s", schema.PointerPath(se.JSONPointer), jsonKind(se.GoType.Kind().String()), kindName(se.JSONKind)))
 	case errors.Is(err, jsontext.ErrDuplicateName) && errors.As(err, &syn):
-		return invalidBody(pointerPath(syn.JSONPointer) + ": given twice; each name may appear once")
+		return invalidBody(schema.PointerPath(syn.JSONPointer) + ": given twice; each key may appear once")
 	case errors.As(err, &syn):
 		msg := fmt.Sprintf("the body is not valid JSON: %v at byte %d", syn.Err, syn.ByteOffset)
 		if syn.JSONPointer != "" {
-			msg += " (in " + pointerPath(syn.JSONPointer) + ")"
+			msg += " (in " + schema.PointerPath(syn.JSONPointer) + ")"
 		}
 		return invalidBody(msg)
 	}
 	return invalidBody("the body is not valid JSON: " + err.Error())
-}
-
-// pointerPath writes a JSON pointer into the body as a dotted path
-// (context.visitor.verified).
-func pointerPath(p jsontext.Pointer) string {
-	var parts []string
-	for tok := range p.Tokens() {
-		parts = append(parts, truncate(tok, 40))
-	}
-	return strings.Join(parts, ".")
 }
 
 func invalidBody(msg string) *Error { return newError(CodeInvalidBody, msg) }

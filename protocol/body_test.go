@@ -321,10 +321,14 @@ func TestDecodeBodyMessages(t *testing.T) {
 	for body, want := range map[string]string{
 		`[1]`:        "the body must be a JSON object, got array",
 		`{"tool":7}`: "tool: expected string, got number",
-		`{"tool":"t","toolCallId":"x","input":[],"context":{}}`:               "input: expected object, got array",
-		strings.Replace(fullCall, `"verified": true`, `"verified": "yes"`, 1): "context.visitor.verified: expected boolean, got string",
-		`{"tool":"t"} x`: "the body is not valid JSON: invalid character 'x' after top-level value at byte 13",
-		`{"tool":"t"`:    "the body is not valid JSON: unexpected EOF at byte 11",
+		`{"tool":"t","toolCallId":"x","input":[],"context":{}}`:                  "input: expected object, got array",
+		strings.Replace(fullCall, `"verified": true`, `"verified": "yes"`, 1):    "context.visitor.verified: expected boolean, got string",
+		`{"tool":"t","toolCallId":"x","input":{},"context":"x"}`:                 "context: expected object, got string",
+		`{"tool":"t","toolCallId":"x","input":{},"context":{"visitor":[]}}`:      "context.visitor: expected object, got array",
+		`{"tool":"t","toolCallId":"x","input":{},"context":{"approvedBy":true}}`: "context.approvedBy: expected string, got boolean",
+		`{"tool":"t","tool":"u"}`: "tool: given twice; each key may appear once",
+		`{"tool":"t"} x`:          "the body is not valid JSON: invalid character 'x' after top-level value at byte 13",
+		`{"tool":"t"`:             "the body is not valid JSON: unexpected EOF at byte 11",
 	} {
 		_, _, err := decodeBody([]byte(body))
 		assert.EqualError(t, err, "invalid_body: "+want, body)
