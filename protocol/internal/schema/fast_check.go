@@ -72,9 +72,20 @@ func (s *fastInput) value(n *fastNode, depth int) bool {
 		return n.allows(tNull) && !n.enumOnly() && s.skip()
 	case '0':
 		lit, err := s.dec.ReadValue()
-		return err == nil && !n.enumOnly() && numberProblem(lit) == "" && n.checkNumber(lit, !bytes.ContainsAny(lit, ".eE"))
+		return err == nil && !n.enumOnly() && numberProblem(lit) == "" && n.checkNumber(lit, writtenWhole(lit))
 	}
 	return false
+}
+
+// writtenWhole reports whether the number literal lit has neither a
+// fraction nor an exponent.
+func writtenWhole(lit []byte) bool {
+	for _, c := range lit {
+		if c == '.' || c == 'e' || c == 'E' {
+			return false
+		}
+	}
+	return true
 }
 
 // skip moves past a literal.
@@ -166,7 +177,8 @@ func (n *fastNode) fieldIndex(key []byte) int {
 var anything = &fastNode{maxItems: -1, maxLen: -1}
 
 // foldsToProperty reports whether key matches a name declared in
-// properties only when case is ignored (encoding/json would bind it there).
+// properties only when case is ignored (a decoder matching names without
+// case would bind it there).
 func (n *fastNode) foldsToProperty(key []byte) bool {
 	for i := range n.fields {
 		f := &n.fields[i]

@@ -126,11 +126,15 @@ func numberProblem(n []byte) string {
 	if len(n) > maxNumberLength {
 		return fmt.Sprintf("number out of range: it is written with more than %d characters", maxNumberLength)
 	}
-	if i := bytes.IndexAny(n, "eE"); i >= 0 {
+	for i, c := range n {
+		if c != 'e' && c != 'E' {
+			continue
+		}
 		exp, err := strconv.Atoi(string(bytes.TrimPrefix(n[i+1:], []byte("+"))))
 		if err != nil || exp > maxNumberExponent || exp < -maxNumberExponent {
 			return fmt.Sprintf("number out of range: its exponent is beyond ±%d", maxNumberExponent)
 		}
+		break
 	}
 	return ""
 }
