@@ -199,9 +199,9 @@ func BenchmarkTypedCall(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			// Signed before timing, each with its own toolCallId; the store
-			// is emptied (untimed) after each round.
-			reqs := make([]Request, 0, 64)
+			// Signed before timing, each with its own toolCallId (16 MiB of
+			// bodies); the store is emptied, untimed, after each round.
+			reqs := make([]Request, 0, min(1024, (16<<20)/size.size))
 			for i := range cap(reqs) {
 				body := []byte(toolCall("quote_order", fmt.Sprintf("call_%032d", i), input))
 				reqs = append(reqs, Request{Method: http.MethodPost, Signature: MustParseKey(testKey).Sign(testNow, body), BodyBytes: body, ContentLength: int64(len(body))})
