@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	jsonv1 "encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,20 +22,36 @@ import (
 //
 // JSON Schema counts 5.0 and 1e2 as integers, so an input that passed the
 // schema may carry them for an integer field; BindInput then decodes them as
-// the integers they are.
+// the integers they are. A field of encoding/json's json.Number type gets
+// the number's literal.
 func (c *Call) BindInput(v any) error {
 	err := json.Unmarshal(c.RawInput, v)
 	var se *json.SemanticError
 	if errors.As(err, &se) && se.JSONKind == '0' {
-		if raw, ok := wholeNumbersAsIntegers(c.RawInput); ok {
-			err = json.Unmarshal(raw, v)
+		// A number the decoder refused: maybe a whole number written 5.0
+		// for an integer field, or one for encoding/json's json.Number.
+		raw := c.RawInput
+		if whole, ok := wholeNumbersAsIntegers(raw); ok {
+			raw = whole
 		}
+		err = json.Unmarshal(raw, v, v1Numbers)
 	}
 	if err != nil {
 		return newError(CodeInvalidInput, describeDecodeError(err))
 	}
 	return nil
 }
+
+// v1Numbers decodes a number into encoding/json's json.Number, which the
+// decoder does not know, as encoding/json does: the literal as written.
+var v1Numbers = json.WithUnmarshalers(json.UnmarshalFromFunc(func(dec *jsontext.Decoder, n *jsonv1.Number) error {
+	if dec.PeekKind() != '0' {
+		return errors.ErrUnsupported
+	}
+	lit, err := dec.ReadValue()
+	*n = jsonv1.Number(lit)
+	return err
+}))
 
 // describeDecodeError turns a decoding error into one plain sentence
 // naming the field.

@@ -60,3 +60,20 @@ func TestBindInputReadsAsTheSchemaDoes(t *testing.T) {
 		require.Contains(t, err.Error(), want, raw)
 	}
 }
+
+// TestBindInputJSONNumber: encoding/json's json.Number keeps a number's
+// literal, as with encoding/json, next to whole numbers written 5.0.
+func TestBindInputJSONNumber(t *testing.T) {
+	var in struct {
+		Amount json.Number `json:"amount"`
+		Count  int         `json:"count"`
+	}
+	c := &Call{RawInput: json.RawMessage(`{"amount":12.50,"count":3}`)}
+	require.NoError(t, c.BindInput(&in))
+	require.Equal(t, json.Number("12.50"), in.Amount)
+	require.Equal(t, 3, in.Count)
+	c = &Call{RawInput: json.RawMessage(`{"count":3.0,"amount":1e400}`)}
+	require.NoError(t, c.BindInput(&in))
+	require.Equal(t, json.Number("1e400"), in.Amount)
+	require.Equal(t, 3, in.Count)
+}
