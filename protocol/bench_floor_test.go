@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"hash"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,7 +17,7 @@ import (
 // The benchmarks in this file put the core beside its floor: the work no
 // implementation of the contract can skip. Compare them with benchstat:
 //
-//	go test ./protocol -run '^$' -bench 'Floor|Verify$|TypedCall' -benchmem -count 8 > floor.txt
+//	go test ./protocol -run '^$' -bench 'Verify$|TypedCall' -benchmem -count 8 > floor.txt
 //	go run golang.org/x/perf/cmd/benchstat@latest -col /impl floor.txt
 
 // benchSizes are the body sizes the signature check is measured at.
@@ -58,13 +60,13 @@ func BenchmarkVerify(b *testing.B) {
 	}
 }
 
-// orderInput is the typed input of the full-call benchmark: about 1 KiB of
-// JSON with the constraints a real tool declares.
+// orderInput is the typed input of the full-call benchmark: JSON with the
+// constraints a real tool declares, about 1 KiB or 1 MiB of it.
 type orderInput struct {
 	OrderID  string      `json:"orderId" jsonschema:"minLength=1,maxLength=64,pattern=^[A-Z]-[0-9]+$"`
 	Customer string      `json:"customer" jsonschema:"minLength=1"`
 	Priority string      `json:"priority,omitempty" jsonschema:"enum=low,enum=normal,enum=high"`
-	Lines    []orderLine `json:"lines" jsonschema:"minItems=1,maxItems=50"`
+	Lines    []orderLine `json:"lines" jsonschema:"minItems=1,maxItems=100000"`
 	Note     string      `json:"note,omitempty" jsonschema:"maxLength=500"`
 }
 
@@ -90,63 +92,151 @@ func quoteOrder(in orderInput) orderResult {
 	return out
 }
 
-// orderInputJSON returns an input of about 1 KiB for orderInput.
-func orderInputJSON() string {
-	lines := make([]string, 0, 9)
-	for i := range 9 {
-		lines = append(lines, fmt.Sprintf(`{"sku":"SKU-%04d-blue-large","quantity":%d,"price":%d.5,"gift":%t}`, i, i+1, 10+i, i%2 == 0))
+// orderInputJSON returns an input for orderInput whose call body (see
+// toolCall) is at most bodySize bytes and close to it.
+func orderInputJSON(bodySize int) string {
+	head := `{"orderId":"A-1001","customer":"Ada Lovelace","priority":"high","lines":[`
+	tail := `],"note":"Leave the parcel at the back door, please; the front bell is broken."}`
+	room := bodySize - len(toolCall("quote_order", "call_0123456789abcdef0123456789abcdef", head+tail))
+	var lines []string
+	for i := 0; ; i++ {
+		line := fmt.Sprintf(`{"sku":"SKU-%04d-blue-large","quantity":%d,"price":%d.5,"gift":%t}`, i%10000, i%1000+1, 10+i%90, i%2 == 0)
+		if room -= len(line) + 1; room < 0 {
+			break
+		}
+		lines = append(lines, line)
 	}
-	return `{"orderId":"A-1001","customer":"Ada Lovelace","priority":"high","lines":[` + strings.Join(lines, ",") + `],"note":"Leave the parcel at the back door, please; the front bell is broken."}`
+	return head + strings.Join(lines, ",") + tail
 }
 
-// BenchmarkTypedCall answers a signed 1 KiB typed tool call through
-// Handler.Serve (schema validation included, replay protection off) beside
-// its floor: the HMAC of the body, json.Unmarshal of the same input into
-// the tool's Go type and json.Marshal of the result.
+// typedSizes are the body sizes of the typed-call benchmarks: a usual call
+// and one at the default body limit.
+var typedSizes = []struct {
+	name string
+	size int
+}{{"1KiB", 1 << 10}, {"1MiB", defaultMaxBodyBytes}}
+
+// byHandBody is the whole body as a by-hand endpoint would decode it: one
+// struct holding the typed input.
+type byHandBody struct {
+	Tool       string     `json:"tool"`
+	ToolCallID string     `json:"toolCallId"`
+	Input      orderInput `json:"input"`
+	Context    struct {
+		ConversationID string `json:"conversationId"`
+		Risk           string `json:"risk"`
+		Visitor        struct {
+			Verified   bool   `json:"verified"`
+			ExternalID string `json:"externalId"`
+			Email      string `json:"email"`
+			Name       string `json:"name"`
+		} `json:"visitor"`
+		ApprovedBy string `json:"approvedBy"`
+	} `json:"context"`
+}
+
+// BenchmarkTypedCall answers a signed typed tool call of 1 KiB and 1 MiB
+// through Handler.Serve (signature, decode, schema validation, bind, tool,
+// encoded result; with the default replay store, each call a new
+// toolCallId, and without replay protection) beside:
+//
+//   - floor: the HMAC of the body, json.Unmarshal (encoding/json) of the
+//     input alone into the tool's Go type and json.Marshal of the result;
+//   - byhand: a one-pass endpoint written by hand: the HMAC, json.Unmarshal
+//     of the whole body into one struct holding the typed input, and
+//     json.Marshal of the result, with no schema check.
 func BenchmarkTypedCall(b *testing.B) {
-	input := orderInputJSON()
-	body := toolCall("quote_order", "call_0123456789abcdef0123456789abcdef", input)
 	secret, err := deriveSecret(testKey)
 	if err != nil {
 		b.Fatal(err)
 	}
 	prefix := []byte(strconv.FormatInt(testNow.UnixMilli(), 10) + ".")
-	bodyBytes, inputBytes := []byte(body), []byte(input)
-	b.Run("size=1KiB/impl=floor", func(b *testing.B) {
-		mac := hmac.New(sha256.New, secret)
-		sum := make([]byte, 0, sha256.Size)
-		b.ReportAllocs()
-		b.SetBytes(int64(len(body)))
-		for b.Loop() {
+	tool := NewTool("quote_order", RiskLow, "Quotes an order.", func(_ context.Context, c ToolCall[orderInput]) (orderResult, error) {
+		return quoteOrder(c.Input), nil
+	})
+	for _, size := range typedSizes {
+		input := orderInputJSON(size.size)
+		body := []byte(toolCall("quote_order", "call_0123456789abcdef0123456789abcdef", input))
+		inputBytes := []byte(input)
+		hmacOf := func(mac hash.Hash, sum []byte) []byte {
 			mac.Reset()
 			mac.Write(prefix)
-			mac.Write(bodyBytes)
-			sum = mac.Sum(sum[:0])
-			var in orderInput
-			if err := json.Unmarshal(inputBytes, &in); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := json.Marshal(quoteOrder(in)); err != nil {
-				b.Fatal(err)
-			}
+			mac.Write(body)
+			return mac.Sum(sum[:0])
 		}
-	})
-	b.Run("size=1KiB/impl=median", func(b *testing.B) {
-		tool := NewTool("quote_order", RiskLow, "Quotes an order.", func(_ context.Context, c ToolCall[orderInput]) (orderResult, error) {
-			return quoteOrder(c.Input), nil
+		b.Run("size="+size.name+"/impl=floor", func(b *testing.B) {
+			mac, sum := hmac.New(sha256.New, secret), make([]byte, 0, sha256.Size)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				sum = hmacOf(mac, sum)
+				var in orderInput
+				if err := json.Unmarshal(inputBytes, &in); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := json.Marshal(quoteOrder(in)); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
-		h, err := New(Config{Keys: []string{testKey}, Now: func() time.Time { return testNow }, Logger: discardLogger(), Tools: []*Tool{tool}, DisableReplayProtection: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		req := post(body)
-		ctx := context.Background()
-		b.ReportAllocs()
-		b.SetBytes(int64(len(body)))
-		for b.Loop() {
-			if resp := h.Serve(ctx, req); resp.Status != 200 || resp.code != "" {
-				b.Fatalf("%d %s", resp.Status, resp.Body)
+		b.Run("size="+size.name+"/impl=byhand", func(b *testing.B) {
+			mac, sum := hmac.New(sha256.New, secret), make([]byte, 0, sha256.Size)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				sum = hmacOf(mac, sum)
+				var w byHandBody
+				if err := json.Unmarshal(body, &w); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := json.Marshal(quoteOrder(w.Input)); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
+		})
+		b.Run("size="+size.name+"/impl=median", func(b *testing.B) {
+			h, err := New(Config{Keys: []string{testKey}, Now: func() time.Time { return testNow }, Logger: discardLogger(), Tools: []*Tool{tool}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			// Signed before timing, each with its own toolCallId (16 MiB of
+			// bodies); the store is emptied, untimed, after each round.
+			reqs := make([]Request, 0, min(1024, (16<<20)/size.size))
+			for i := range cap(reqs) {
+				body := []byte(toolCall("quote_order", fmt.Sprintf("call_%032d", i), input))
+				reqs = append(reqs, Request{Method: http.MethodPost, Signature: mustParseKey(testKey).Sign(testNow, body), BodyBytes: body, ContentLength: int64(len(body))})
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			i := 0
+			for b.Loop() {
+				if i == len(reqs) {
+					b.StopTimer()
+					h.store = newMemoryStore(0, nil)
+					i = 0
+					b.StartTimer()
+				}
+				if resp := h.Serve(ctx, reqs[i]); resp.Status != 200 || resp.code != "" || resp.replayed {
+					b.Fatalf("%d %.200s", resp.Status, resp.Body)
+				}
+				i++
+			}
+		})
+		b.Run("size="+size.name+"/impl=median-noreplay", func(b *testing.B) {
+			h, err := New(Config{Keys: []string{testKey}, Now: func() time.Time { return testNow }, Logger: discardLogger(), Tools: []*Tool{tool}, DisableReplayProtection: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			req := post(string(body))
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if resp := h.Serve(ctx, req); resp.Status != 200 || resp.code != "" {
+					b.Fatalf("%d %.200s", resp.Status, resp.Body)
+				}
+			}
+		})
+	}
 }

@@ -2,10 +2,14 @@ package protocol
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	goccy "github.com/goccy/go-json"
 )
 
 // Run with: go test ./protocol -run '^$' -bench . -benchmem
@@ -87,6 +91,62 @@ func BenchmarkDecodeBody(b *testing.B) {
 	for b.Loop() {
 		if _, _, err := decodeBody(body); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeBind decodes a typed call's body and binds its input, at
+// 1 KiB and 1 MiB, with each JSON library considered (docs/choices-json.md):
+// v1 (encoding/json), v2 (github.com/go-json-experiment/json) and goccy
+// (github.com/goccy/go-json) decode the whole body into one struct holding
+// the typed input, in one pass, checking nothing; median is the core's
+// path: decodeBody then Call.BindInput (both with v2), and
+// median+validate adds the schema check between them.
+func BenchmarkDecodeBind(b *testing.B) {
+	tool := NewTool("quote_order", RiskLow, "Quotes an order.", func(_ context.Context, c ToolCall[orderInput]) (orderResult, error) {
+		return quoteOrder(c.Input), nil
+	})
+	if err := tool.err(); err != nil {
+		b.Fatal(err)
+	}
+	for _, size := range typedSizes {
+		body := []byte(toolCall("quote_order", "call_0123456789abcdef0123456789abcdef", orderInputJSON(size.size)))
+		for _, impl := range []struct {
+			name   string
+			decode func() error
+		}{
+			{"v1", func() error { var w byHandBody; return json.Unmarshal(body, &w) }},
+			{"v2", func() error { var w byHandBody; return jsonv2.Unmarshal(body, &w) }},
+			{"goccy", func() error { var w byHandBody; return goccy.Unmarshal(body, &w) }},
+			{"median", func() error {
+				_, call, err := decodeBody(body)
+				if err != nil {
+					return err
+				}
+				var in orderInput
+				return call.BindInput(&in)
+			}},
+			{"median+validate", func() error {
+				_, call, err := decodeBody(body)
+				if err != nil {
+					return err
+				}
+				if err := tool.checkInput(call.RawInput); err != nil {
+					return err
+				}
+				var in orderInput
+				return call.BindInput(&in)
+			}},
+		} {
+			b.Run("size="+size.name+"/impl="+impl.name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(body)))
+				for b.Loop() {
+					if err := impl.decode(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
 	}
 }

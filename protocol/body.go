@@ -1,22 +1,28 @@
 package protocol
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/median-go/median/protocol/internal/schema"
 )
 
 // opDiagnostics is the one op the contract knows (PROTOCOL.md §4).
 const opDiagnostics = "diagnostics"
 
-// wireBody is the union of the two body shapes. Pointers tell a missing or
-// null field from an empty one; raw fields are type-checked by hand.
+// wireBody is a POST body, both shapes of PROTOCOL.md §2 in one struct.
+// Pointers tell a missing or null field from an empty one. The decoder
+// matches names exactly, ignores unknown ones and refuses a name given
+// twice in one object.
 type wireBody struct {
-	Op         json.RawMessage `json:"op"`
-	Tool       *string         `json:"tool"`
-	ToolCallID *string         `json:"toolCallId"`
-	Input      json.RawMessage `json:"input"`
+	Op         rawSpan `json:"op"`
+	Tool       *string `json:"tool"`
+	ToolCallID *string `json:"toolCallId"`
+	Input      rawSpan `json:"input"`
 	Context    *struct {
 		ConversationID *string `json:"conversationId"`
 		Risk           *string `json:"risk"`
@@ -30,32 +36,55 @@ type wireBody struct {
 	} `json:"context"`
 }
 
+// rawSpan is where a member's value lies in the body, so that the input
+// is kept as the bytes signed, without a copy.
+type rawSpan struct {
+	start, end int64
+	kind       jsontext.Kind // 0 when the member is absent
+	count      int           // how many times the member was given
+}
+
+// UnmarshalJSONFrom records the span of the next value.
+func (s *rawSpan) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	s.end = dec.InputOffset()
+	s.start, s.kind = s.end-int64(len(v)), v.Kind()
+	s.count++
+	return nil
+}
+
+// of returns the span's bytes in body, capped so that appending to them
+// never writes into body.
+func (s rawSpan) of(body []byte) []byte { return body[s.start:s.end:s.end] }
+
 // decodeBody decodes a POST body (PROTOCOL.md §2). It returns op
 // "diagnostics" and a nil call for a DiagnosticsRequest, or the decoded
 // ToolCall. Errors are *Error values: invalid_body naming the field that is
-// missing or of the wrong type, or unknown_op. Unknown fields are ignored.
+// missing, of the wrong type or given twice, or unknown_op.
 func decodeBody(body []byte) (op string, call *Call, err error) {
-	if call, ok := decodeCallFast(body); ok {
-		return "", call, nil
-	}
-	return decodeBodySlow(body)
-}
-
-// decodeBodySlow decodes any body with encoding/json and explains what is
-// wrong with it.
-func decodeBodySlow(body []byte) (op string, call *Call, err error) {
 	var w wireBody
 	if err := json.Unmarshal(body, &w); err != nil {
-		return "", nil, bodyError(err)
+		if !repeatedInInput(err) {
+			return "", nil, bodyError(err)
+		}
+		// A name given twice inside the input is the input's problem, which
+		// the schema check answers (invalid_input, naming it) after the
+		// tool lookup.
+		if w, err = decodeRepeatingInput(body); err != nil {
+			return "", nil, bodyError(err)
+		}
 	}
-	if w.Op != nil {
-		var s string
-		if json.Unmarshal(w.Op, &s) != nil || s != opDiagnostics {
-			return "", nil, newError(CodeUnknownOp, fmt.Sprintf("op %s is not supported; the only op is %q", truncate(string(w.Op), 40), opDiagnostics))
+	if w.Op.kind != 0 {
+		var name string
+		if w.Op.kind != '"' || json.Unmarshal(w.Op.of(body), &name) != nil || name != opDiagnostics {
+			return "", nil, newError(CodeUnknownOp, fmt.Sprintf("op %s is not supported; the only op is %q", truncate(string(w.Op.of(body)), 40), opDiagnostics))
 		}
 		return opDiagnostics, nil, nil
 	}
-	switch {
+	switch c := w.Context; {
 	case w.Tool == nil:
 		return "", nil, invalidBody("tool: required (a string naming the tool)")
 	case *w.Tool == "":
@@ -64,25 +93,24 @@ func decodeBodySlow(body []byte) (op string, call *Call, err error) {
 		return "", nil, invalidBody("toolCallId: required (a string)")
 	case *w.ToolCallID == "":
 		return "", nil, invalidBody("toolCallId: must not be empty")
-	case w.Input == nil:
+	case w.Input.kind == 0 || w.Input.kind == 'n':
 		return "", nil, invalidBody("input: required (an object)")
-	case firstByte(w.Input) != '{':
-		return "", nil, invalidBody("input: expected object, got " + jsonType(w.Input))
-	case w.Context == nil:
+	case w.Input.kind != '{':
+		return "", nil, invalidBody("input: expected object, got " + kindName(w.Input.kind))
+	case c == nil:
 		return "", nil, invalidBody("context: required (an object)")
-	case w.Context.ConversationID == nil:
+	case c.ConversationID == nil:
 		return "", nil, invalidBody("context.conversationId: required (a string)")
-	case w.Context.Risk == nil:
+	case c.Risk == nil:
 		return "", nil, invalidBody("context.risk: required (one of low, medium, reviewed, high)")
-	case Risk(*w.Context.Risk).rank() == 0:
-		return "", nil, invalidBody(fmt.Sprintf("context.risk: %q is not one of low, medium, reviewed, high", truncate(*w.Context.Risk, 40)))
-	case w.Context.Visitor == nil:
+	case Risk(*c.Risk).rank() == 0:
+		return "", nil, invalidBody(fmt.Sprintf("context.risk: %q is not one of low, medium, reviewed, high", truncate(*c.Risk, 40)))
+	case c.Visitor == nil:
 		return "", nil, invalidBody("context.visitor: required (an object)")
-	case w.Context.Visitor.Verified == nil:
+	case c.Visitor.Verified == nil:
 		return "", nil, invalidBody("context.visitor.verified: required (a boolean)")
 	}
-	c := w.Context
-	v := c.Visitor
+	c, v := w.Context, w.Context.Visitor
 	call = &Call{
 		Tool:           *w.Tool,
 		ToolCallID:     *w.ToolCallID,
@@ -90,7 +118,7 @@ func decodeBodySlow(body []byte) (op string, call *Call, err error) {
 		Risk:           Risk(*c.Risk),
 		Visitor:        Visitor{Verified: *v.Verified, UnverifiedEmail: deref(v.Email), UnverifiedName: deref(v.Name)},
 		ApprovedBy:     deref(c.ApprovedBy),
-		RawInput:       w.Input,
+		RawInput:       w.Input.of(body),
 		Body:           body,
 	}
 	if call.Visitor.Verified {
@@ -99,14 +127,46 @@ func decodeBodySlow(body []byte) (op string, call *Call, err error) {
 	return "", call, nil
 }
 
-// bodyError explains why encoding/json refused the body.
+// repeatedInInput reports whether err is a name given twice inside the
+// input object.
+func repeatedInInput(err error) bool {
+	var se *jsontext.SyntacticError
+	return errors.Is(err, jsontext.ErrDuplicateName) && errors.As(err, &se) && strings.HasPrefix(string(se.JSONPointer), "/input/")
+}
+
+// decodeRepeatingInput decodes a body whose input gives a name twice: once
+// letting names repeat, and once more with the input replaced by {} to
+// refuse a name given twice anywhere else.
+func decodeRepeatingInput(body []byte) (wireBody, error) {
+	var w wireBody
+	if err := json.Unmarshal(body, &w, jsontext.AllowDuplicateNames(true)); err != nil {
+		return w, err
+	}
+	if w.Input.count > 1 {
+		return w, &jsontext.SyntacticError{JSONPointer: "/input", Err: jsontext.ErrDuplicateName}
+	}
+	rest := make([]byte, 0, len(body))
+	rest = append(append(append(rest, body[:w.Input.start]...), "{}"...), body[w.Input.end:]...)
+	return w, json.Unmarshal(rest, new(wireBody))
+}
+
+// bodyError explains why the body was refused.
 func bodyError(err error) *Error {
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) {
-		if typeErr.Field == "" {
-			return invalidBody("the body must be a JSON object, got " + typeErr.Value)
+	var se *json.SemanticError
+	var syn *jsontext.SyntacticError
+	switch {
+	case errors.As(err, &se) && se.JSONPointer == "":
+		return invalidBody("the body must be a JSON object, got " + kindName(se.JSONKind))
+	case errors.As(err, &se) && se.GoType != nil:
+		return invalidBody(fmt.Sprintf("%s: expected %s, got %s", schema.PointerPath(se.JSONPointer), jsonKind(se.GoType.Kind().String()), kindName(se.JSONKind)))
+	case errors.Is(err, jsontext.ErrDuplicateName) && errors.As(err, &syn):
+		return invalidBody(schema.PointerPath(syn.JSONPointer) + ": given twice; each key may appear once")
+	case errors.As(err, &syn):
+		msg := fmt.Sprintf("the body is not valid JSON: %v at byte %d", syn.Err, syn.ByteOffset)
+		if syn.JSONPointer != "" {
+			msg += " (in " + schema.PointerPath(syn.JSONPointer) + ")"
 		}
-		return invalidBody(describeDecodeError(typeErr))
+		return invalidBody(msg)
 	}
 	return invalidBody("the body is not valid JSON: " + err.Error())
 }
@@ -120,18 +180,9 @@ func deref(s *string) string {
 	return *s
 }
 
-// firstByte returns the first non-space byte of raw JSON, or 0.
-func firstByte(raw []byte) byte {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return 0
-	}
-	return raw[0]
-}
-
-// jsonType names the JSON type of a raw value.
-func jsonType(raw []byte) string {
-	switch firstByte(raw) {
+// kindName names a JSON kind as a message says it.
+func kindName(k jsontext.Kind) string {
+	switch k {
 	case '{':
 		return "object"
 	case '[':
@@ -142,6 +193,8 @@ func jsonType(raw []byte) string {
 		return "boolean"
 	case 'n':
 		return "null"
+	case '0':
+		return "number"
 	}
-	return "number"
+	return "nothing"
 }

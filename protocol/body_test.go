@@ -241,3 +241,96 @@ func TestBodyErrorsThroughServe(t *testing.T) {
 		requireError(t, serveHTTP(h, http.MethodPost, post(body).Signature, body), code.status(), code)
 	}
 }
+
+// TestDecodeBodyNamesGivenTwice: a name given twice in the body is refused
+// naming it; inside the input it is left to the schema check, which
+// answers invalid_input after the tool lookup.
+func TestDecodeBodyNamesGivenTwice(t *testing.T) {
+	valid := `"toolCallId":"x","context":{"conversationId":"c","risk":"low","visitor":{"verified":true}}`
+	for body, field := range map[string]string{
+		`{"tool":"t","tool":"u","input":{},` + valid + `}`:                                                                                            "tool: given twice",
+		`{"tool":"t","input":{},"input":{},` + valid + `}`:                                                                                            "input: given twice",
+		`{"tool":"t","input":{"a":1,"a":2},"input":{},` + valid + `}`:                                                                                 "input: given twice",
+		`{"tool":"t","input":{},"input":{"a":1,"a":2},` + valid + `}`:                                                                                 "input: given twice",
+		`{"tool":"t","input":{"a":1,"a":2},` + valid + `,"toolCallId":"y"}`:                                                                           "toolCallId: given twice",
+		`{"tool":"t","input":{"a":1,"a":2},"toolCallId":"x","context":{"conversationId":"c","risk":"low","risk":"high","visitor":{"verified":true}}}`: "context.risk: given twice",
+		`{"tool":"t","input":{},"toolCallId":"x","context":{"conversationId":"c","risk":"low","visitor":{"verified":true,"verified":false}}}`:         "context.visitor.verified: given twice",
+	} {
+		_, call, err := decodeBody([]byte(body))
+		require.Nil(t, call, body)
+		require.Equal(t, CodeInvalidBody, errorCode(err), body)
+		assert.Contains(t, err.Error(), field, body)
+	}
+	body := `{"tool":"t","input":{"q":{"n":-5},"q":{}},` + valid + `}`
+	_, call, err := decodeBody([]byte(body))
+	require.NoError(t, err)
+	assert.Equal(t, `{"q":{"n":-5},"q":{}}`, string(call.RawInput))
+	assert.Equal(t, "t", call.Tool)
+}
+
+// TestDecodeBodyNamesExactly: names match exactly; a name in another case
+// is an unknown field, ignored (encoding/json took "TOOL" for "tool").
+func TestDecodeBodyNamesExactly(t *testing.T) {
+	_, _, err := decodeBody([]byte(strings.Replace(fullCall, `"tool"`, `"TOOL"`, 1)))
+	require.Equal(t, CodeInvalidBody, errorCode(err))
+	assert.Contains(t, err.Error(), "tool: required")
+	_, call, err := decodeBody([]byte(strings.Replace(fullCall, `"email"`, `"Email"`, 1)))
+	require.NoError(t, err)
+	assert.Empty(t, call.Visitor.UnverifiedEmail)
+}
+
+// TestDecodeBodyRefusesInvalidUTF8: JSON text is UTF-8 (RFC 8259, section 8.1);
+// encoding/json replaced bad bytes, so the tool saw other text than was
+// signed.
+func TestDecodeBodyRefusesInvalidUTF8(t *testing.T) {
+	for _, body := range []string{
+		strings.Replace(fullCall, "Ada", "Ad\xff", 1),
+		strings.Replace(fullCall, "A-1001", "A-\xc3\x28", 1),
+		strings.Replace(fullCall, "A-1001", `A-\ud800`, 1),
+	} {
+		_, call, err := decodeBody([]byte(body))
+		require.Nil(t, call)
+		require.Equal(t, CodeInvalidBody, errorCode(err))
+		assert.Contains(t, err.Error(), "not valid JSON")
+	}
+}
+
+// TestDecodeBodyDepth: a body nested past the decoder's limit (10,000) is
+// refused, wherever the nesting is.
+func TestDecodeBodyDepth(t *testing.T) {
+	deep := strings.Repeat("[", 9999) + strings.Repeat("]", 9999)
+	body := `{"tool":"t","toolCallId":"x","input":{"a":` + deep + `},"context":{"conversationId":"c","risk":"low","visitor":{"verified":true}}}`
+	_, _, err := decodeBody([]byte(body))
+	require.Error(t, err)
+	assert.Equal(t, CodeInvalidBody, errorCode(err))
+}
+
+// TestDecodeBodyInputIsCapped: the input is the body's own bytes, and
+// appending to it never writes into the body.
+func TestDecodeBodyInputIsCapped(t *testing.T) {
+	body := []byte(fullCall)
+	_, call, err := decodeBody(body)
+	require.NoError(t, err)
+	assert.Same(t, &body[strings.Index(fullCall, `{"orderId"`)], &call.RawInput[0], "no copy")
+	_ = append(call.RawInput, "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"...)
+	assert.Equal(t, fullCall, string(call.Body))
+}
+
+// TestDecodeBodyMessages: what invalid_body says, for a sample.
+func TestDecodeBodyMessages(t *testing.T) {
+	for body, want := range map[string]string{
+		`[1]`:        "the body must be a JSON object, got array",
+		`{"tool":7}`: "tool: expected string, got number",
+		`{"tool":"t","toolCallId":"x","input":[],"context":{}}`:                  "input: expected object, got array",
+		strings.Replace(fullCall, `"verified": true`, `"verified": "yes"`, 1):    "context.visitor.verified: expected boolean, got string",
+		`{"tool":"t","toolCallId":"x","input":{},"context":"x"}`:                 "context: expected object, got string",
+		`{"tool":"t","toolCallId":"x","input":{},"context":{"visitor":[]}}`:      "context.visitor: expected object, got array",
+		`{"tool":"t","toolCallId":"x","input":{},"context":{"approvedBy":true}}`: "context.approvedBy: expected string, got boolean",
+		`{"tool":"t","tool":"u"}`: "tool: given twice; each key may appear once",
+		`{"tool":"t"} x`:          "the body is not valid JSON: invalid character 'x' after top-level value at byte 13",
+		`{"tool":"t"`:             "the body is not valid JSON: unexpected EOF at byte 11",
+	} {
+		_, _, err := decodeBody([]byte(body))
+		assert.EqualError(t, err, "invalid_body: "+want, body)
+	}
+}

@@ -1,12 +1,7 @@
 package protocol
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"math/big"
-	"strings"
 )
 
 // Risk is how much care Median took before calling the tool (PROTOCOL.md §2).
@@ -95,26 +90,6 @@ type Call struct {
 	Body []byte
 }
 
-// BindInput decodes the raw input into v (a pointer). Numbers decode exactly
-// into integer fields. The error is an *Error with code invalid_input.
-//
-// JSON Schema counts 5.0 and 1e2 as integers, so an input that passed the
-// schema may carry them for an integer field; BindInput then decodes them as
-// the integers they are.
-func (c *Call) BindInput(v any) error {
-	err := json.Unmarshal(c.RawInput, v)
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) && strings.HasPrefix(typeErr.Value, "number") {
-		if raw, ok := wholeNumbersAsIntegers(c.RawInput); ok {
-			err = json.Unmarshal(raw, v)
-		}
-	}
-	if err != nil {
-		return newError(CodeInvalidInput, describeDecodeError(err))
-	}
-	return nil
-}
-
 // ToolCall is what a typed tool receives: the call's context and its input
 // decoded into In.
 type ToolCall[In any] struct {
@@ -122,81 +97,4 @@ type ToolCall[In any] struct {
 	// Input is the tool's input, validated against the tool's schema and
 	// decoded into In.
 	Input In
-}
-
-// describeDecodeError turns an encoding/json error into one plain sentence
-// naming the field.
-func describeDecodeError(err error) string {
-	switch e := err.(type) {
-	case *json.UnmarshalTypeError:
-		if e.Field == "" {
-			return fmt.Sprintf("expected %s, got %s", jsonKind(e.Type.Kind().String()), e.Value)
-		}
-		return fmt.Sprintf("%s: expected %s, got %s", e.Field, jsonKind(e.Type.Kind().String()), e.Value)
-	case *json.SyntaxError:
-		return "not valid JSON: " + e.Error()
-	}
-	return err.Error()
-}
-
-// jsonKind names a Go kind the way a JSON reader would.
-func jsonKind(kind string) string {
-	switch kind {
-	case "struct", "map":
-		return "object"
-	case "slice", "array":
-		return "array"
-	case "bool":
-		return "boolean"
-	case "string":
-		return "string"
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
-		return "integer"
-	case "float32", "float64":
-		return "number"
-	}
-	return kind
-}
-
-// wholeNumbersAsIntegers rewrites numbers such as 5.0 or 1e2 that are whole
-// and fit in 64 bits as plain integers (5, 100); larger ones could not go
-// into an integer field anyway, and writing them out in full could take
-// a great deal of memory. It reports false when nothing changed.
-func wholeNumbersAsIntegers(raw []byte) ([]byte, bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return nil, false
-	}
-	changed := false
-	var walk func(any) any
-	walk = func(x any) any {
-		switch t := x.(type) {
-		case map[string]any:
-			for k, e := range t {
-				t[k] = walk(e)
-			}
-		case []any:
-			for i, e := range t {
-				t[i] = walk(e)
-			}
-		case json.Number:
-			if len(t) <= 40 && strings.ContainsAny(string(t), ".eE") {
-				// |f| < 2^64 is checked before Int, which would build the whole number.
-				if f, ok := new(big.Float).SetPrec(256).SetString(string(t)); ok && f.IsInt() && f.MantExp(nil) <= 64 {
-					i, _ := f.Int(nil)
-					changed = true
-					return json.Number(i.String())
-				}
-			}
-		}
-		return x
-	}
-	v = walk(v)
-	if !changed {
-		return nil, false
-	}
-	out, err := json.Marshal(v)
-	return out, err == nil
 }

@@ -32,6 +32,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // fuzzKey is the Median key every fuzz handler accepts; fuzzOtherKey is a
@@ -265,7 +267,7 @@ func FuzzDecodeBody(f *testing.F) {
 			}
 			return
 		}
-		if !json.Valid(body) || fuzzFirstByte(body) != '{' {
+		if !jsontext.Value(body).IsValid(jsontext.AllowDuplicateNames(true)) || fuzzFirstByte(body) != '{' {
 			t.Fatalf("decodeBody(%q) accepted a body that is not a JSON object", body)
 		}
 		if op == opDiagnostics {
@@ -278,6 +280,11 @@ func FuzzDecodeBody(f *testing.F) {
 			t.Fatalf("decodeBody(%q) = op %q, call %v: want a call", body, op, call)
 		}
 		fuzzCheckCall(t, body, call)
+		// A name may repeat only inside the input, which the schema check
+		// refuses after the tool lookup.
+		if !jsontext.Value(body).IsValid() && jsontext.Value(call.RawInput).IsValid() {
+			t.Fatalf("decodeBody(%q) accepted a body that repeats a name outside its input", body)
+		}
 
 		// Round trip: the call, encoded with the contract's field names,
 		// decodes to the same call.

@@ -104,7 +104,9 @@ func TestReplayedAnswerKeepsCodeAndStatus(t *testing.T) {
 	cctx, _, ok := h.Verify(context.Background(), hardSigned(bindBody))
 	require.True(t, ok)
 	call, _ := CallFrom(cctx)
-	first := Answer(cctx, nil, call.BindInput(new(struct{ OrderID int })))
+	first := Answer(cctx, nil, call.BindInput(new(struct {
+		OrderID int `json:"orderId"`
+	})))
 	require.Equal(t, http.StatusBadRequest, first.Status)
 
 	tests := []struct {

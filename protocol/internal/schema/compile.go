@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -36,9 +35,12 @@ type Schema struct {
 //
 // The returned error names what is wrong in plain words.
 func Compile(raw []byte) (*Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	doc, keys, err := readJSON(raw, nil)
 	if err != nil {
 		return nil, fmt.Errorf("schema: the schema is not valid JSON: %s", jsonErrorText(err))
+	}
+	if probs := append(keys.twice, keys.wild...); len(probs) > 0 {
+		return nil, fmt.Errorf("schema: the schema is not usable: %s", (&ValidationError{Problems: probs}).Error())
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {

@@ -2,16 +2,160 @@ package schema
 
 import (
 	"bytes"
-	"encoding/json"
+	"io"
 	"math/big"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
-	"github.com/median-go/median/protocol/internal/jsonscan"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// This file is the quick check's walk over the raw input; fast_compile.go
-// builds the nodes it walks against.
+// This file is the quick check's walk over an input's jsontext tokens;
+// fast_compile.go builds the nodes it walks against.
+
+// fastCheck reports whether input is, for sure, valid against n: a single
+// JSON value with nothing but space around it. The decoder refuses a key
+// given twice and invalid UTF-8, so such inputs go to the full validator,
+// which names them.
+func (n *fastNode) fastCheck(input []byte) bool {
+	if n == nil || n.opaque {
+		return false
+	}
+	s := fastInputs.Get().(*fastInput)
+	s.rd = *bytes.NewBuffer(input)
+	s.dec.Reset(&s.rd)
+	sure := s.value(n, 0) && s.end()
+	s.rd = bytes.Buffer{} // the pool keeps no input
+	s.dec.Reset(&s.rd)
+	fastInputs.Put(s)
+	return sure
+}
+
+// fastInput is the state of one quick check, pooled: the walk allocates
+// nothing on the usual path.
+type fastInput struct {
+	dec     jsontext.Decoder
+	rd      bytes.Buffer // the input, which dec reads without a copy
+	unquote []byte       // the last string with escapes, unquoted
+}
+
+var fastInputs = sync.Pool{New: func() any { return new(fastInput) }}
+
+// end reports whether nothing but space follows the value.
+func (s *fastInput) end() bool {
+	_, err := s.dec.ReadToken()
+	return err == io.EOF
+}
+
+// value checks the next value against n (nil: anything goes) and moves past
+// it. It reports false as soon as the input is not valid for sure, or not
+// JSON at all.
+func (s *fastInput) value(n *fastNode, depth int) bool {
+	if n == nil {
+		n = anything // still walked: for keys given twice and numbers beyond the limits
+	}
+	if n.opaque || depth > maxFastDepth {
+		return false
+	}
+	switch s.dec.PeekKind() {
+	case '{':
+		return n.allows(tObject) && !n.enumOnly() && s.object(n, depth)
+	case '[':
+		return n.allows(tArray) && !n.enumOnly() && s.array(n, depth)
+	case '"':
+		str, ok := s.str()
+		return ok && n.allows(tString) && n.checkString(str)
+	case 't', 'f':
+		return n.allows(tBoolean) && !n.enumOnly() && s.skip()
+	case 'n':
+		return n.allows(tNull) && !n.enumOnly() && s.skip()
+	case '0':
+		lit, err := s.dec.ReadValue()
+		return err == nil && !n.enumOnly() && numberProblem(lit) == "" && n.checkNumber(lit, writtenWhole(lit))
+	}
+	return false
+}
+
+// writtenWhole reports whether the number literal lit has neither a
+// fraction nor an exponent.
+func writtenWhole(lit []byte) bool {
+	for _, c := range lit {
+		if c == '.' || c == 'e' || c == 'E' {
+			return false
+		}
+	}
+	return true
+}
+
+// skip moves past a literal.
+func (s *fastInput) skip() bool {
+	_, err := s.dec.ReadValue()
+	return err == nil
+}
+
+func (s *fastInput) object(n *fastNode, depth int) bool {
+	if _, err := s.dec.ReadToken(); err != nil {
+		return false
+	}
+	var seen uint64 // required properties seen
+	for s.dec.PeekKind() == '"' {
+		key, ok := s.str()
+		if !ok {
+			return false
+		}
+		var sub *fastNode
+		fi := n.fieldIndex(key)
+		switch {
+		case fi >= 0 && n.fields[fi].node != nil:
+			sub = n.fields[fi].node
+		case n.foldsToProperty(key):
+			return false // a case variant of a property: the full path refuses it
+		case n.noExtra:
+			return false
+		default:
+			sub = n.extra
+		}
+		if fi >= 0 && n.fields[fi].bit >= 0 {
+			seen |= 1 << n.fields[fi].bit
+		}
+		if !s.value(sub, depth+1) {
+			return false
+		}
+	}
+	_, err := s.dec.ReadToken() // '}', or a syntax error
+	return err == nil && n.requiredSeen(seen)
+}
+
+func (s *fastInput) array(n *fastNode, depth int) bool {
+	if _, err := s.dec.ReadToken(); err != nil {
+		return false
+	}
+	count := 0
+	for s.dec.PeekKind() != ']' {
+		if !s.value(n.items, depth+1) {
+			return false
+		}
+		count++
+	}
+	_, err := s.dec.ReadToken()
+	return err == nil && n.itemCount(count)
+}
+
+// str reads a string, or an object's key, and returns its value: the raw
+// bytes when it has no escapes, else the unquoted bytes (valid until the
+// next str).
+func (s *fastInput) str() ([]byte, bool) {
+	v, err := s.dec.ReadValue()
+	if err != nil {
+		return nil, false
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return v[1 : len(v)-1], true
+	}
+	s.unquote, err = jsontext.AppendUnquote(s.unquote[:0], v)
+	return s.unquote, err == nil
+}
 
 // fieldIndex returns the index of the field named key, or -1.
 func (n *fastNode) fieldIndex(key []byte) int {
@@ -32,101 +176,15 @@ func (n *fastNode) fieldIndex(key []byte) int {
 // anything is the schema of a value nothing constrains.
 var anything = &fastNode{maxItems: -1, maxLen: -1}
 
-// maxOtherKeys bounds the keys of one object that are not fields the quick
-// check tracks for duplicates; an object with more is left to the full path.
-const maxOtherKeys = 16
-
 // foldsToProperty reports whether key matches a name declared in
-// properties only when case is ignored (encoding/json would bind it there).
+// properties only when case is ignored (a decoder matching names without
+// case would bind it there).
 func (n *fastNode) foldsToProperty(key []byte) bool {
 	for i := range n.fields {
 		f := &n.fields[i]
 		if f.node != nil && f.name != string(key) && bytes.EqualFold([]byte(f.name), key) {
 			return true
 		}
-	}
-	return false
-}
-
-// fastCheck reports whether input is, for sure, valid against n: a single
-// JSON value with nothing but space around it.
-func (n *fastNode) fastCheck(input []byte) bool {
-	if n == nil || n.opaque {
-		return false
-	}
-	s := fastInput{b: input}
-	s.space()
-	if !s.value(n, 0) {
-		return false
-	}
-	s.space()
-	return s.i == len(s.b)
-}
-
-// mayHaveWildNumber reports whether input may hold a number written
-// beyond the limits Validate enforces (maxNumberLength, maxNumberExponent):
-// an exponent of three digits or more, or a run of 40 digits (a literal of
-// over 128 characters has one). It may say yes for text inside strings;
-// that only sends the input to the full validator.
-func mayHaveWildNumber(input []byte) bool {
-	run := 0
-	for i, c := range input {
-		switch {
-		case c >= '0' && c <= '9':
-			if run++; run >= 40 {
-				return true
-			}
-			continue
-		case c == 'e' || c == 'E':
-			j := i + 1
-			if j < len(input) && (input[j] == '+' || input[j] == '-') {
-				j++
-			}
-			if k := j + 2; k < len(input) && isDigit(input[j]) && isDigit(input[j+1]) && isDigit(input[k]) {
-				return true
-			}
-		}
-		run = 0
-	}
-	return false
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-// fastInput walks raw JSON. Every method reports false as soon as the input
-// is not valid for sure (or not JSON at all).
-type fastInput struct {
-	b []byte
-	i int
-}
-
-func (s *fastInput) space() { s.i = jsonscan.Space(s.b, s.i) }
-
-// value checks the next value against n (nil: anything goes) and moves past it.
-func (s *fastInput) value(n *fastNode, depth int) bool {
-	if n == nil {
-		n = anything // still walked: for duplicate keys and numbers beyond the limits
-	}
-	if n.opaque || depth > maxFastDepth || s.i >= len(s.b) {
-		return false
-	}
-	switch c := s.b[s.i]; {
-	case c == '{':
-		return n.allows(tObject) && !n.enumOnly() && s.object(n, depth)
-	case c == '[':
-		return n.allows(tArray) && !n.enumOnly() && s.array(n, depth)
-	case c == '"':
-		str, ok := s.str()
-		return ok && n.allows(tString) && n.checkString(str)
-	case c == 't':
-		return n.allows(tBoolean) && s.literal("true") && !n.enumOnly()
-	case c == 'f':
-		return n.allows(tBoolean) && s.literal("false") && !n.enumOnly()
-	case c == 'n':
-		return n.allows(tNull) && s.literal("null") && !n.enumOnly()
-	case c == '-' || c >= '0' && c <= '9':
-		lit, whole, ok := s.number()
-		return ok && !n.enumOnly() && !mayHaveWildNumber(lit) && n.checkNumber(lit, whole)
 	}
 	return false
 }
@@ -139,164 +197,13 @@ func (n *fastNode) allows(t typeMask) bool {
 // enumOnly reports whether n accepts only some strings.
 func (n *fastNode) enumOnly() bool { return n.hasEnum }
 
-func (s *fastInput) literal(word string) bool {
-	if !bytes.HasPrefix(s.b[s.i:], []byte(word)) {
-		return false
-	}
-	s.i += len(word)
-	return true
-}
-
-func (s *fastInput) object(n *fastNode, depth int) bool {
-	s.i++                      // {
-	var seen, fieldSeen uint64 // required properties seen; fields seen, by index
-	var others [maxOtherKeys][]byte
-	nOthers := 0
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		return n.requiredSeen(seen)
-	}
-	for {
-		s.space()
-		if s.i >= len(s.b) || s.b[s.i] != '"' {
-			return false
-		}
-		key, ok := s.str()
-		if !ok {
-			return false
-		}
-		s.space()
-		if s.i >= len(s.b) || s.b[s.i] != ':' {
-			return false
-		}
-		s.i++
-		s.space()
-		var sub *fastNode
-		fi := n.fieldIndex(key)
-		var f *fastField
-		if fi >= 0 {
-			f = &n.fields[fi]
-		}
-		switch {
-		case f != nil && f.node != nil:
-			sub = f.node
-		case n.foldsToProperty(key):
-			return false // a case variant of a property: the full path refuses it
-		case n.noExtra:
-			return false
-		default:
-			sub = n.extra
-		}
-		// A key seen twice is left to the full path, which refuses it.
-		if fi >= 0 {
-			if fi >= 64 || fieldSeen&(1<<fi) != 0 {
-				return false
-			}
-			fieldSeen |= 1 << fi
-			if f.bit >= 0 {
-				seen |= 1 << f.bit
-			}
-		} else {
-			if nOthers == maxOtherKeys {
-				return false
-			}
-			for _, k := range others[:nOthers] {
-				if bytes.Equal(k, key) {
-					return false
-				}
-			}
-			others[nOthers] = key
-			nOthers++
-		}
-		if !s.value(sub, depth+1) {
-			return false
-		}
-		s.space()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return n.requiredSeen(seen)
-		default:
-			return false
-		}
-	}
-}
-
 // requiredSeen reports whether every required property was seen.
 func (n *fastNode) requiredSeen(seen uint64) bool {
 	return seen == 1<<len(n.required)-1
 }
 
-func (s *fastInput) array(n *fastNode, depth int) bool {
-	s.i++ // [
-	items, count := n.items, 0
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
-		return n.itemCount(0)
-	}
-	for {
-		s.space()
-		if !s.value(items, depth+1) {
-			return false
-		}
-		count++
-		s.space()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return n.itemCount(count)
-		default:
-			return false
-		}
-	}
-}
-
 func (n *fastNode) itemCount(count int) bool {
 	return count >= n.minItems && (n.maxItems < 0 || count <= n.maxItems)
-}
-
-// str reads a string and returns its value: the raw bytes when it has no
-// escapes, else what encoding/json decodes (the value the full validator
-// sees). A string without escapes in invalid UTF-8 (which encoding/json
-// would change) or with a control character is not sure.
-func (s *fastInput) str() ([]byte, bool) {
-	start := s.i + 1
-	escaped, ascii := false, true
-	for i := start; i < len(s.b); i++ {
-		switch c := s.b[i]; {
-		case c == '"':
-			s.i = i + 1
-			raw := s.b[start:i]
-			if !escaped {
-				return raw, ascii || utf8.Valid(raw)
-			}
-			var out string
-			if json.Unmarshal(s.b[start-1:i+1], &out) != nil {
-				return nil, false
-			}
-			return []byte(out), true
-		case c == '\\':
-			escaped = true
-			i++ // skip the escaped byte, so an escaped quote does not end the string
-		case c < 0x20:
-			return nil, false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-	}
-	return nil, false
 }
 
 // checkString applies n's string keywords to str.
@@ -320,46 +227,6 @@ func (n *fastNode) checkString(str []byte) bool {
 		}
 	}
 	return n.pattern == nil || n.pattern.Match(str)
-}
-
-// number reads a JSON number and returns its literal and whether it is
-// written as a whole number (no fraction, no exponent).
-func (s *fastInput) number() (lit []byte, whole, ok bool) {
-	start := s.i
-	if s.b[s.i] == '-' {
-		s.i++
-	}
-	digits := func() int {
-		n := 0
-		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-			s.i++
-			n++
-		}
-		return n
-	}
-	intStart := s.i
-	if d := digits(); d == 0 || d > 1 && s.b[intStart] == '0' {
-		return nil, false, false
-	}
-	whole = true
-	if s.i < len(s.b) && s.b[s.i] == '.' {
-		s.i++
-		if digits() == 0 {
-			return nil, false, false
-		}
-		whole = false
-	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
-			s.i++
-		}
-		if digits() == 0 {
-			return nil, false, false
-		}
-		whole = false
-	}
-	return s.b[start:s.i], whole, true
 }
 
 // smallWhole returns the value of a whole-number literal of at most 15

@@ -6,15 +6,14 @@ package schema
 
 import (
 	"encoding"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"reflect"
-	"slices"
 	"strings"
 	"time"
-	"unicode"
 
+	"github.com/go-json-experiment/json"
 	"github.com/invopop/jsonschema"
 )
 
@@ -33,8 +32,12 @@ var (
 	providerType      = reflect.TypeOf((*jsonSchemaProvider)(nil)).Elem()
 	aliaserType       = reflect.TypeOf((*jsonSchemaAliaser)(nil)).Elem()
 	textMarshalerType = reflect.TypeOf((*encoding.TextMarshaler)(nil)).Elem()
-	timeType          = reflect.TypeOf(time.Time{})
-	urlType           = reflect.TypeOf(url.URL{})
+	// The decoder calls these methods instead of reading a struct's fields.
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	unmarshalerFromType = reflect.TypeFor[json.UnmarshalerFrom]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	timeType            = reflect.TypeOf(time.Time{})
+	urlType             = reflect.TypeOf(url.URL{})
 )
 
 // Infer returns the JSON Schema (draft 2020-12, as compact JSON bytes)
@@ -46,9 +49,11 @@ var (
 // reported as an error naming the type.
 //
 // Rules:
-//   - Property names follow encoding/json: `json` tag names, `json:"-"`
-//     skips a field, unexported fields are skipped, and fields of embedded
-//     structs are promoted.
+//   - Property names follow the decoder BindInput uses
+//     (github.com/go-json-experiment/json, encoding/json/v2): `json` tag
+//     names, `json:"-"` skips a field, unexported fields are skipped, and
+//     fields of embedded structs are promoted. Tags with which the decoder
+//     would read what the schema does not describe are errors.
 //   - A property is required unless its json tag has omitempty or omitzero,
 //     or its Go type is a pointer (fields promoted through an embedded
 //     pointer are optional too). `jsonschema:"required"` always makes a
@@ -61,8 +66,7 @@ var (
 //     fields are tolerated.
 //   - time.Time is {"type":"string","format":"date-time"}.
 //   - chan, func, complex, uintptr and unsafe.Pointer fields (and maps with
-//     keys encoding/json cannot encode) are errors naming the field path and
-//     Go type.
+//     keys JSON cannot encode) are errors naming the field path and Go type.
 //
 // The output is deterministic: the same type always yields the same bytes.
 func Infer(t reflect.Type) (out []byte, err error) {
@@ -107,7 +111,7 @@ func Infer(t reflect.Type) (out []byte, err error) {
 		return nil, err
 	}
 
-	out, err = json.Marshal(s)
+	out, err = s.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("schema: encoding the schema of %s: %w", t, err)
 	}
@@ -198,7 +202,10 @@ func walk(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Typ
 		if t == timeType || t == urlType {
 			return nil
 		}
-		return walkFields(t, s, path, append(stack, t), false, map[string]string{})
+		if err := walkFields(t, s, path, append(stack, t), false, map[string]string{}); err != nil || s != nil {
+			return err
+		}
+		return decoderAccepts(t, path)
 	}
 	return nil
 }
@@ -224,7 +231,7 @@ func walkFields(t reflect.Type, s *jsonschema.Schema, path string, stack []refle
 		}
 		if s == nil && !embed {
 			if other, dup := names[name]; dup {
-				return fmt.Errorf("schema: fields %q and %q both have the JSON name %q; encoding/json reads only one of them (by Go's rules for promoted fields) and the schema could describe the other: give one a different json name", other, fpath, name)
+				return fmt.Errorf("schema: fields %q and %q both have the JSON name %q; the decoder reads only one of them (the shallower, or refuses the type) and the schema could describe the other: give one a different json name", other, fpath, name)
 			}
 			names[name] = fpath
 		}
@@ -266,33 +273,49 @@ func walkFields(t reflect.Type, s *jsonschema.Schema, path string, stack []refle
 	return nil
 }
 
-// checkTags refuses the struct tags with which encoding/json would read a
-// value the inferred schema does not describe.
+// checkTags refuses the struct tags with which the decoder BindInput uses
+// (github.com/go-json-experiment/json, encoding/json/v2) would read a value
+// the inferred schema does not describe. Tags the decoder refuses outright
+// ("-,", quoted or malformed names, options on an embedded struct) are
+// refused by decoderAccepts.
 func checkTags(f reflect.StructField, fpath string) error {
 	jsonTag, hasJSON := f.Tag.Lookup("json")
-	opts := strings.Split(jsonTag, ",")
-	name := opts[0]
+	opts := strings.Split(jsonTag, ",")[1:]
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("schema: field %q: "+format, append([]any{displayPath(fpath)}, a...)...)
 	}
-	switch {
-	case slices.Contains(opts[1:], "inline"):
-		return fail("the json tag option \"inline\" is one encoding/json ignores: it would decode the field from its own key while the schema describes its fields at this level; embed the struct without a json name to flatten it, or drop \"inline\"")
-	case name == "-" && len(opts) > 1:
-		return fail("json tag %q names the key \"-\" for encoding/json, but the schema would leave the field out; write `json:\"-\"` to skip the field, or give it another name", jsonTag)
-	case name != "" && name != "-" && !validJSONName(name):
-		return fail("json name %q is one encoding/json does not accept (it would read the key %q instead); use letters, digits and !#$%%&()*+-./:;<=>?@[]^_{|}~ and space", name, f.Name)
-	case slices.Contains(opts[1:], "string") && f.Tag.Get("jsonschema") != "":
-		return fail("the json tag option \"string\" makes the schema describe a string, so the constraints in its jsonschema tag would not be checked; drop \"string\" or the constraints")
+	for _, opt := range opts {
+		switch {
+		case opt == "inline":
+			return fail("the json tag option \"inline\" is one the decoder ignores: it would decode the field from its own key while the schema describes its fields at this level; embed the struct without a json name to flatten it, or drop \"inline\"")
+		case opt == "embed":
+			return fail("the json tag option \"embed\" makes the decoder read the field's members at this level while the schema describes the field under its own key; embed the struct without a json name instead")
+		case opt == "case:ignore":
+			return fail("the json tag option \"case:ignore\" makes the decoder match keys without case (and without - and _), while the schema matches names exactly; drop it")
+		case strings.HasPrefix(opt, "format:"):
+			return fail("the json tag option %q changes how the decoder reads the value, which the schema does not describe; drop it", opt)
+		case opt == "string" && !isNumber(f.Type):
+			return fail("the json tag option \"string\" applies only to numbers for the decoder, which refuses it on a %s field; drop it", f.Type)
+		case opt == "string" && f.Tag.Get("jsonschema") != "":
+			return fail("the json tag option \"string\" makes the schema describe a string, so the constraints in its jsonschema tag would not be checked; drop \"string\" or the constraints")
+		}
 	}
 	if schemaTag := f.Tag.Get("jsonschema"); strings.Split(schemaTag, ",")[0] == "-" && !(hasJSON && jsonTag == "-") && (f.IsExported() || f.Anonymous) && decodable(f.Type) {
-		return fail("jsonschema tag \"-\" leaves the field out of the schema, but encoding/json still reads it; add `json:\"-\"` too, or remove the jsonschema \"-\"")
+		return fail("jsonschema tag \"-\" leaves the field out of the schema, but the decoder still reads it; add `json:\"-\"` too, or remove the jsonschema \"-\"")
 	}
 	return nil
 }
 
-// decodable reports whether encoding/json can decode a JSON value into t
-// (it fails on chan, func, complex and unsafe.Pointer, so a key for such a
+// isNumber reports whether t is a Go number, or a pointer to one.
+func isNumber(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() >= reflect.Int && t.Kind() <= reflect.Float64 && t.Kind() != reflect.Uintptr
+}
+
+// decodable reports whether the decoder can decode a JSON value into t (it
+// fails on chan, func, complex and unsafe.Pointer, so a key for such a
 // field is refused anyway).
 func decodable(t reflect.Type) bool {
 	for t.Kind() == reflect.Pointer {
@@ -305,19 +328,31 @@ func decodable(t reflect.Type) bool {
 	return true
 }
 
-// validJSONName is encoding/json's rule for the name in a json tag.
-func validJSONName(name string) bool {
-	for _, c := range name {
-		switch {
-		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
-		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
-			return false
-		}
+// decoderAccepts asks the decoder whether it can decode into struct type t
+// at all: it refuses, for every input, a struct whose tags it cannot read
+// ("-,", a quoted name), two fields with one name, a tag on an unexported
+// field, options on an embedded struct, or no exported field. A type that
+// decodes itself is left to its method.
+func decoderAccepts(t reflect.Type, path string) error {
+	p := reflect.PointerTo(t)
+	if p.Implements(unmarshalerType) || p.Implements(unmarshalerFromType) || p.Implements(textUnmarshalerType) {
+		return nil
 	}
-	return true
+	err := json.Unmarshal([]byte("{}"), reflect.New(t).Interface())
+	if err == nil {
+		return nil
+	}
+	var se *json.SemanticError
+	if errors.As(err, &se) && se.Err != nil {
+		err = se.Err
+	}
+	if path == "" {
+		return fmt.Errorf("schema: type %s: the decoder refuses it: %v", t, err)
+	}
+	return fmt.Errorf("schema: field %q of type %s: the decoder refuses the type: %v", displayPath(path), t, err)
 }
 
-// fieldName mirrors invopop's field naming (which mirrors encoding/json). It
+// fieldName mirrors invopop's field naming (which mirrors the decoder's). It
 // returns the property name, whether the field is an embedded struct whose
 // fields are promoted, whether `jsonschema:"required"` is present, and false
 // when the field does not appear in JSON at all.

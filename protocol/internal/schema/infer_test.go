@@ -6,6 +6,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -229,12 +231,46 @@ type withDashComma struct {
 	X int `json:"-," jsonschema:"minimum=0"`
 }
 
-type withBadName struct {
+// withOddName's name is one encoding/json refused (it read "Price"); the
+// decoder reads "price€", as the schema says.
+type withOddName struct {
 	Price int `json:"price€" jsonschema:"minimum=0"`
 }
 
 type withStringOpt struct {
 	N int `json:"n,string" jsonschema:"minimum=0"`
+}
+
+type withStringBool struct {
+	B bool `json:"b,string"`
+}
+
+type withEmbedOpt struct {
+	Page inlinePage `json:"page,embed"`
+}
+
+type withCaseIgnore struct {
+	OrderID string `json:"orderId,case:ignore"`
+}
+
+type withFormat struct {
+	At time.Time `json:"at,format:unix"`
+}
+
+type namedString string
+
+type withEmbeddedNonStruct struct {
+	namedString
+}
+
+type withOptionsOnEmbedded struct {
+	inlinePage `json:",omitempty"`
+}
+
+type noExported struct{ n int }
+
+type withNoExported struct {
+	Inner noExported `json:"inner"`
 }
 
 type withHidden struct {
@@ -269,11 +305,17 @@ func TestInferErrors(t *testing.T) {
 		{"recursive slice type", reflect.TypeOf(withRecList{}), `type schema.recList is recursive (field "L[]"`},
 		{"recursive embedding", reflect.TypeOf(recEmbed{}), `type schema.recEmbed is recursive (field "recEmbed" embeds it)`},
 		{"recursive via map", reflect.TypeOf(recMap{}), `type schema.recMap is recursive (field "M[]"`},
-		{"inline tag", reflect.TypeOf(withInline{}), `field "Outer.Page": the json tag option "inline" is one encoding/json ignores`},
-		{"dash-comma tag", reflect.TypeOf(withDashComma{}), `field "X": json tag "-," names the key "-" for encoding/json`},
-		{"invalid json name", reflect.TypeOf(withBadName{}), `field "Price": json name "price€" is one encoding/json does not accept (it would read the key "Price" instead)`},
+		{"inline tag", reflect.TypeOf(withInline{}), `field "Outer.Page": the json tag option "inline" is one the decoder ignores`},
+		{"dash-comma tag", reflect.TypeOf(withDashComma{}), "type schema.withDashComma: the decoder refuses it: Go struct field X has malformed `json` tag"},
 		{"string option with constraints", reflect.TypeOf(withStringOpt{}), `field "N": the json tag option "string" makes the schema describe a string`},
-		{"jsonschema dash on a decodable field", reflect.TypeOf(withHidden{}), `field "Admin": jsonschema tag "-" leaves the field out of the schema, but encoding/json still reads it`},
+		{"string option on a bool", reflect.TypeOf(withStringBool{}), `field "B": the json tag option "string" applies only to numbers for the decoder, which refuses it on a bool field`},
+		{"embed option", reflect.TypeOf(withEmbedOpt{}), `field "Page": the json tag option "embed" makes the decoder read the field's members at this level`},
+		{"case:ignore option", reflect.TypeOf(withCaseIgnore{}), `field "OrderID": the json tag option "case:ignore" makes the decoder match keys without case`},
+		{"format option", reflect.TypeOf(withFormat{}), `field "At": the json tag option "format:unix" changes how the decoder reads the value`},
+		{"embedded non-struct", reflect.TypeOf(withEmbeddedNonStruct{}), "the decoder refuses it: embedded Go struct field namedString of non-struct type must be explicitly given a JSON name"},
+		{"options on an embedded struct", reflect.TypeOf(withOptionsOnEmbedded{}), "the decoder refuses it: Go struct field inlinePage cannot have any options other than `embed` specified"},
+		{"nested struct without exported fields", reflect.TypeOf(withNoExported{}), `field "Inner" of type schema.noExported: the decoder refuses the type: Go struct has no exported fields`},
+		{"jsonschema dash on a decodable field", reflect.TypeOf(withHidden{}), `field "Admin": jsonschema tag "-" leaves the field out of the schema, but the decoder still reads it`},
 		{"same JSON name twice", reflect.TypeOf(withShadow{}), `fields "A" and "shadowInner.A" both have the JSON name "A"`},
 	}
 	for _, tc := range tests {
@@ -291,4 +333,15 @@ func TestInferSharedTypeIsNotRecursion(t *testing.T) {
 	require.NoError(t, err)
 	addr := `{"type":"object","properties":{"zip":{"type":"string","pattern":"^[0-9]{5}$"}},"required":["zip"]}`
 	assert.JSONEq(t, `{"type":"object","properties":{"from":`+addr+`,"to":`+addr+`},"required":["from","to"]}`, string(got))
+}
+
+// TestInferNamesAsTheDecoderReads: a name encoding/json refused is the
+// decoder's name and the schema's.
+func TestInferNamesAsTheDecoderReads(t *testing.T) {
+	got, err := Infer(reflect.TypeOf(withOddName{}))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"type":"object","properties":{"price€":{"type":"integer","minimum":0}},"required":["price€"]}`, string(got))
+	var v withOddName
+	require.NoError(t, json.Unmarshal([]byte(`{"price€":5,"Price":7}`), &v))
+	assert.Equal(t, 5, v.Price)
 }

@@ -1,67 +1,20 @@
 package schema
 
 import (
-	"encoding/json"
-	"fmt"
 	"reflect"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
-
-	"github.com/median-go/median/protocol/internal/jsonscan"
 )
 
-// The checks in this file close two ways in which encoding/json, decoding a
-// valid input into the tool's Go type, would bind a value the schema never
-// checked:
-//
-//   - it binds a key to a struct field whatever its case, so {"ORDERID": -5}
-//     passes the schema as an unknown field and lands in OrderID;
-//   - it decodes every copy of a duplicated key into the same value, so in
-//     {"q":{"n":-5},"q":{}} the schema checks only the last copy of q while
-//     n = -5 is kept.
-//
-// So a key that differs from a declared property only in case is refused,
-// and so is a key given twice in one object.
-
-// caseMismatches returns a problem for each key of doc that differs only in
-// case from a property some schema at its place declares. Schemas are
-// followed from root through local $ref, allOf/anyOf/oneOf, if/then/else,
-// dependentSchemas, properties, patternProperties, additionalProperties,
-// items and prefixItems.
-func caseMismatches(root any, doc any) []Problem {
-	c := schemaWalker{root: root, patterns: map[string]*regexp.Regexp{}}
-	var found problemList
-	var loc []string
-	var walk func(v any, set []map[string]any)
-	walk = func(v any, set []map[string]any) {
-		if len(set) == 0 {
-			return
-		}
-		switch v := v.(type) {
-		case map[string]any:
-			for k, e := range v {
-				loc = append(loc, k)
-				if name := foldMatch(set, k); name != "" {
-					found.add(func() string { return formatPath(loc, doc) }, fmt.Sprintf("unknown field; property names are case-sensitive: did you mean %q?", name))
-				}
-				walk(e, c.child(set, k))
-				loc = loc[:len(loc)-1]
-			}
-		case []any:
-			for i, e := range v {
-				loc = append(loc, strconv.Itoa(i))
-				walk(e, c.item(set, i))
-				loc = loc[:len(loc)-1]
-			}
-		}
-	}
-	walk(doc, c.expand([]any{root}))
-	return found.problems()
-}
+// This file finds, for each place of an input, the object schemas that
+// apply there, so that the case rule (input.go) can tell a key that differs
+// from a declared property only in case.
 
 // schemaWalker finds the schemas that apply at each place of an input.
+// Schemas are followed from the root through local $ref, allOf/anyOf/oneOf,
+// if/then/else, dependentSchemas, properties, patternProperties,
+// additionalProperties, items and prefixItems.
 type schemaWalker struct {
 	root     any
 	patterns map[string]*regexp.Regexp // compiled patternProperties; nil when invalid
@@ -199,97 +152,4 @@ func foldMatch(set []map[string]any, key string) string {
 	}
 	sort.Strings(found)
 	return found[0]
-}
-
-// duplicateKeys returns a problem for each key given twice in one object
-// of input, valid JSON whose decoded form is doc.
-func duplicateKeys(input []byte, doc any) []Problem {
-	var found problemList
-	var loc []string
-	var value func(i int) int
-	value = func(i int) int {
-		i = jsonscan.Space(input, i)
-		switch input[i] {
-		case '{':
-			keys := keySet{}
-			i = jsonscan.Space(input, i+1)
-			if input[i] == '}' {
-				return i + 1
-			}
-			for {
-				end, _ := jsonscan.Skip(input, i, 1)
-				key := decodeKey(input[i:end])
-				if !keys.add(key) {
-					found.add(func() string { return formatPath(append(loc, key), doc) }, "given twice; each key may appear once")
-				}
-				i = jsonscan.Space(input, end) + 1 // past ':'
-				loc = append(loc, key)
-				i = jsonscan.Space(input, value(i))
-				loc = loc[:len(loc)-1]
-				if input[i] == '}' {
-					return i + 1
-				}
-				i = jsonscan.Space(input, i+1) // past ','
-			}
-		case '[':
-			i = jsonscan.Space(input, i+1)
-			if input[i] == ']' {
-				return i + 1
-			}
-			for n := 0; ; n++ {
-				loc = append(loc, strconv.Itoa(n))
-				i = jsonscan.Space(input, value(i))
-				loc = loc[:len(loc)-1]
-				if input[i] == ']' {
-					return i + 1
-				}
-				i++ // past ','
-			}
-		}
-		end, _ := jsonscan.Skip(input, i, 0)
-		return end
-	}
-	value(0)
-	return found.problems()
-}
-
-// keySet holds the keys of one object: a slice while it is small, a map
-// beyond.
-type keySet struct {
-	list []string
-	set  map[string]bool
-}
-
-// add adds key and reports whether it was new.
-func (k *keySet) add(key string) bool {
-	if k.set != nil {
-		if k.set[key] {
-			return false
-		}
-		k.set[key] = true
-		return true
-	}
-	for _, have := range k.list {
-		if have == key {
-			return false
-		}
-	}
-	if k.list = append(k.list, key); len(k.list) > 16 {
-		k.set = make(map[string]bool, 2*len(k.list))
-		for _, have := range k.list {
-			k.set[have] = true
-		}
-		k.list = nil
-	}
-	return true
-}
-
-// decodeKey returns the value of a JSON string literal.
-func decodeKey(lit []byte) string {
-	if !strings.ContainsRune(string(lit), '\\') {
-		return string(lit[1 : len(lit)-1])
-	}
-	var s string
-	_ = json.Unmarshal(lit, &s)
-	return s
 }

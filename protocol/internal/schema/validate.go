@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
@@ -65,9 +66,10 @@ func (e *ValidationError) Error() string {
 //
 // A number written with more than 128 characters or with an exponent
 // beyond ±400 is refused wherever it is, before any arithmetic. A key that
-// differs from a declared property only in case is refused too:
-// encoding/json would bind it to that property, past the schema. A panic
-// anywhere in validation is answered as a problem, never passed on.
+// differs from a declared property only in case is refused, and so is a key
+// given twice in one object: a decoder could bind either past the schema.
+// Strings must be valid UTF-8. A panic anywhere in validation is answered
+// as a problem, never passed on.
 func (s *Schema) Validate(input []byte) (err error) {
 	if s == nil || s.compiled == nil {
 		return errors.New("schema: Validate called on a nil or uncompiled *Schema; use Compile")
@@ -83,16 +85,17 @@ func (s *Schema) Validate(input []byte) (err error) {
 	return s.validateFully(input)
 }
 
-// validateFully validates input with the full validator.
+// validateFully validates input with the full validator, after the key
+// rules readJSON applies.
 func (s *Schema) validateFully(input []byte) error {
-	doc, err := decodeInput(input)
+	doc, keys, err := readJSON(input, s.doc)
 	if err != nil {
 		return &ValidationError{Problems: []Problem{{Path: "", Message: "input is not valid JSON: " + jsonErrorText(err)}}}
 	}
-	if probs := wildNumbers(doc); len(probs) > 0 {
-		return &ValidationError{Problems: probs}
+	if len(keys.wild) > 0 {
+		return &ValidationError{Problems: keys.wild} // the validator would spend seconds on them
 	}
-	probs := append(caseMismatches(s.doc, doc), duplicateKeys(input, doc)...)
+	probs := append(keys.folded, keys.twice...)
 	err = s.compiled.Validate(doc)
 	var ve *jsonschema.ValidationError
 	switch {
@@ -118,57 +121,22 @@ const (
 	maxNumberExponent = 400 // |exponent| after e or E (float64 ends near 1e308)
 )
 
-// numberProblem says what is wrong with the literal n, or "".
-func numberProblem(n string) string {
+// numberProblem says what is wrong with the number literal n, or "".
+func numberProblem(n []byte) string {
 	if len(n) > maxNumberLength {
 		return fmt.Sprintf("number out of range: it is written with more than %d characters", maxNumberLength)
 	}
-	if i := strings.IndexAny(n, "eE"); i >= 0 {
-		exp, err := strconv.Atoi(strings.TrimPrefix(n[i+1:], "+"))
+	for i, c := range n {
+		if c != 'e' && c != 'E' {
+			continue
+		}
+		exp, err := strconv.Atoi(string(bytes.TrimPrefix(n[i+1:], []byte("+"))))
 		if err != nil || exp > maxNumberExponent || exp < -maxNumberExponent {
 			return fmt.Sprintf("number out of range: its exponent is beyond ±%d", maxNumberExponent)
 		}
+		break
 	}
 	return ""
-}
-
-// walkDoc calls visit for every value in doc with its location, keys and
-// indexes from the root, in one shared slice: copy it to keep it.
-func walkDoc(doc any, visit func(v any, loc []string)) {
-	var loc []string
-	var walk func(v any)
-	walk = func(v any) {
-		visit(v, loc)
-		switch v := v.(type) {
-		case map[string]any:
-			for k, e := range v {
-				loc = append(loc, k)
-				walk(e)
-				loc = loc[:len(loc)-1]
-			}
-		case []any:
-			for i, e := range v {
-				loc = append(loc, strconv.Itoa(i))
-				walk(e)
-				loc = loc[:len(loc)-1]
-			}
-		}
-	}
-	walk(doc)
-}
-
-// wildNumbers returns a problem for each number in doc written beyond the
-// limits above.
-func wildNumbers(doc any) []Problem {
-	var found problemList
-	walkDoc(doc, func(v any, loc []string) {
-		if n, ok := v.(json.Number); ok {
-			if msg := numberProblem(string(n)); msg != "" {
-				found.add(func() string { return formatPath(loc, doc) }, msg)
-			}
-		}
-	})
-	return found.problems()
 }
 
 // maxReported bounds the problems of one kind listed in an answer: an input
@@ -204,21 +172,14 @@ func (l *problemList) problems() []Problem {
 	return out
 }
 
-func decodeInput(input []byte) (any, error) {
-	if len(bytes.TrimSpace(input)) == 0 {
-		return nil, io.ErrUnexpectedEOF
-	}
-	return jsonschema.UnmarshalJSON(bytes.NewReader(input))
-}
-
-// jsonErrorText shortens encoding/json errors to a phrase.
+// jsonErrorText shortens a jsontext error to a phrase.
 func jsonErrorText(err error) string {
-	var se *json.SyntaxError
+	var se *jsontext.SyntacticError
 	switch {
-	case errors.As(err, &se):
-		return fmt.Sprintf("%s (at byte %d)", se.Error(), se.Offset)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return "unexpected end of input"
+	case errors.As(err, &se):
+		return fmt.Sprintf("%v (at byte %d)", se.Err, se.ByteOffset)
 	}
 	return err.Error()
 }
@@ -391,21 +352,49 @@ func leafMessage(k jsonschema.ErrorKind) string {
 // index an array (per doc) are written as [n]; keys that are not plain
 // identifiers are written as ["key"].
 func formatPath(tokens []string, doc any) string {
-	var sb strings.Builder
+	steps := make([]pathStep, len(tokens))
 	cur := doc
 	for i, tok := range tokens {
-		next, index := step(cur, tok)
-		cur = next
-		if len(tokens) > maxPathTokens && i >= maxPathTokens/2 && i < len(tokens)-maxPathTokens/2 {
+		cur, steps[i].index = step(cur, tok)
+		steps[i].key = tok
+	}
+	return pathText(steps)
+}
+
+// PointerPath renders a JSON pointer into an input the way problems write
+// paths ("lines[2].sku"). A pointer does not say whether a token of digits
+// indexes an array: it is written as an index.
+func PointerPath(p jsontext.Pointer) string {
+	var steps []pathStep
+	for tok := range p.Tokens() {
+		_, err := strconv.ParseUint(tok, 10, 64)
+		steps = append(steps, pathStep{key: tok, index: err == nil})
+	}
+	return pathText(steps)
+}
+
+// pathStep is one step of a path: an object key, or an array index
+// written in decimal.
+type pathStep struct {
+	key   string
+	index bool
+}
+
+// pathText renders a path as "a.b[2].c"; deep paths keep their first and
+// last steps around an ellipsis.
+func pathText(steps []pathStep) string {
+	var sb strings.Builder
+	for i, st := range steps {
+		if len(steps) > maxPathTokens && i >= maxPathTokens/2 && i < len(steps)-maxPathTokens/2 {
 			if i == maxPathTokens/2 {
 				sb.WriteString("…") // deep inside: only the two ends are written
 			}
 			continue
 		}
-		if index {
-			sb.WriteString("[" + tok + "]")
+		if st.index {
+			sb.WriteString("[" + st.key + "]")
 		} else {
-			sb.WriteString(keyText(tok, sb.Len() == 0))
+			sb.WriteString(keyText(st.key, sb.Len() == 0))
 		}
 	}
 	return sb.String()
