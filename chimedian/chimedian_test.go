@@ -20,10 +20,8 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// TestConformance runs the shared adapter cases (internal/adaptertest).
-func TestConformance(t *testing.T) {
-	adaptertest.Run(t, adaptertest.Chi)
-}
+// The shared adapter table and the conformance suite run against
+// chimedian in internal/adapters.
 
 // TestToolSeesChisRequestID checks that a tool mounted with Mount finds
 // what chi's own RequestID middleware put on the request's context.

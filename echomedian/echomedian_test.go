@@ -20,10 +20,8 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// TestConformance runs the shared adapter cases (internal/adaptertest).
-func TestConformance(t *testing.T) {
-	adaptertest.Run(t, adaptertest.Echo)
-}
+// The shared adapter table and the conformance suite run against
+// echomedian in internal/adapters.
 
 // signed returns a signed POST of body to adaptertest.Path on ctx.
 func signed(ctx context.Context, body []byte) *http.Request {

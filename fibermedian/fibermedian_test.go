@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,23 +28,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, adaptertest.FasthttpGoroutines...) }
 
-// TestConformance runs the shared adapter cases (internal/adaptertest).
-func TestConformance(t *testing.T) {
-	adaptertest.Run(t, adaptertest.Fiber)
-}
-
-// TestConformanceStreamingBody runs the shared cases on apps that stream
-// request bodies, where the core reads the body itself up to its limit.
-func TestConformanceStreamingBody(t *testing.T) {
-	adaptertest.Run(t, adaptertest.FiberWith(fiber.Config{StreamRequestBody: true}))
-}
-
-// TestConformanceRequestMethods runs the shared cases on apps that accept
-// PURGE and PROPFIND (fiber.Config.RequestMethods): Mount answers them with
-// the contract's 405.
-func TestConformanceRequestMethods(t *testing.T) {
-	adaptertest.Run(t, adaptertest.FiberWith(fiber.Config{RequestMethods: append(slices.Clone(fiber.DefaultMethods), "PURGE", "PROPFIND")}))
-}
+// The shared adapter table and the conformance suite run against this
+// adapter in internal/adapters, also on apps that stream request bodies
+// and on apps with extra RequestMethods.
 
 // TestValuesOutliveTheRequest checks that nothing the adapter hands out
 // aliases fasthttp's buffers, which are reused for the next request on the
@@ -73,7 +58,7 @@ func TestValuesOutliveTheRequest(t *testing.T) {
 		mu.Unlock()
 		return fibermedian.Respond(c, "ok", nil)
 	})
-	c := adaptertest.Start(t, adaptertest.ServeFiber(app))
+	c := adaptertest.Start(t, serve(app))
 
 	first := adaptertest.ToolCall("first_tool", "call_first", `{"a":"AAAA"}`)
 	second := adaptertest.ToolCall("second_tool_with_a_longer_name", "call_second_0123456789", `{"b":"BBBBBBBBBBBBBBBB","c":[1,2,3]}`)
@@ -149,7 +134,7 @@ func TestKeptCallsUnderConcurrency(t *testing.T) {
 		kept <- call // read only after every handler has returned
 		return fibermedian.Respond(c, "ok", nil)
 	})
-	c := adaptertest.Start(t, adaptertest.ServeFiber(app))
+	c := adaptertest.Start(t, serve(app))
 
 	bodies := make(map[string][]byte, n) // by toolCallId
 	inputs := make(map[string]string, n)
@@ -207,7 +192,7 @@ func TestStreamedBodyLeftUnreadClosesTheConnection(t *testing.T) {
 	fibermedian.Mount(app, adaptertest.Path, h)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	t.Cleanup(adaptertest.ServeFiber(app)(ln))
+	t.Cleanup(serve(app)(ln))
 
 	over := adaptertest.Padded(adaptertest.ToolCall(adaptertest.ToolEcho, "call_over", `{"text":"o"}`), adaptertest.MaxBodyBytes+100)
 	ok := adaptertest.ToolCall(adaptertest.ToolEcho, "call_ok", `{"text":"o"}`)
@@ -345,4 +330,9 @@ func TestToolSeesTheUserContext(t *testing.T) {
 	assert.Equal(t, want, deadline)
 	cancel()
 	assert.ErrorIs(t, ctxs[0].Err(), context.Canceled, "the tool's ctx is cancelled with the user context")
+}
+
+// serve returns a Starter that serves app with fasthttp.
+func serve(app *fiber.App) adaptertest.Starter {
+	return adaptertest.ServeListener(app.Listener, app.Shutdown)
 }

@@ -18,11 +18,13 @@ import (
 	"github.com/median-go/median/internal/adaptertest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// TestConformance runs the shared adapter cases (internal/adaptertest).
-func TestConformance(t *testing.T) {
-	adaptertest.Run(t, adaptertest.Gin)
+// TestMain runs the tests with gin in release mode, as apps run it (the
+// tests of debug mode switch it on themselves), and fails them on leaked
+// goroutines. The shared adapter table and the conformance suite run
+// against ginmedian in internal/adapters.
+func TestMain(m *testing.M) {
+	gin.SetMode(gin.ReleaseMode)
+	goleak.VerifyTestMain(m)
 }
 
 // debugMode runs fn in gin's debug mode with gin's debug output captured,

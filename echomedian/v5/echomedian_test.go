@@ -19,10 +19,8 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// TestConformance runs the shared adapter cases (internal/adaptertest).
-func TestConformance(t *testing.T) {
-	adaptertest.Run(t, adaptertest.EchoV5)
-}
+// The shared adapter table and the conformance suite run against
+// echomedian/v5 in internal/adapters.
 
 // Mount takes the echo app and its groups alike.
 var (

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -31,23 +30,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, adaptertest.FasthttpGoroutines...) }
 
-// TestConformance runs the shared adapter cases (internal/adaptertest).
-func TestConformance(t *testing.T) {
-	adaptertest.Run(t, adaptertest.FiberV3)
-}
-
-// TestConformanceStreamingBody runs the shared cases on apps that stream
-// request bodies, where the core reads the body itself up to its limit.
-func TestConformanceStreamingBody(t *testing.T) {
-	adaptertest.Run(t, adaptertest.FiberV3With(fiber.Config{StreamRequestBody: true}))
-}
-
-// TestConformanceRequestMethods runs the shared cases on apps that accept
-// PURGE and PROPFIND (fiber.Config.RequestMethods): Mount answers them with
-// the contract's 405.
-func TestConformanceRequestMethods(t *testing.T) {
-	adaptertest.Run(t, adaptertest.FiberV3With(fiber.Config{RequestMethods: append(slices.Clone(fiber.DefaultMethods), "PURGE", "PROPFIND")}))
-}
+// The shared adapter table and the conformance suite run against this
+// adapter in internal/adapters, also on apps that stream request bodies
+// and on apps with extra RequestMethods.
 
 // TestHeadOnGetRoutes checks that HEAD, which fiber v3 serves with a
 // path's GET handlers, gets the contract's 405 when the app registers the
@@ -216,7 +201,7 @@ func TestKeptCallsUnderConcurrency(t *testing.T) {
 		kept <- call // read only after every handler has returned
 		return fibermedian.Respond(c, "ok", nil)
 	})
-	c := adaptertest.Start(t, adaptertest.ServeFiberV3(app))
+	c := adaptertest.Start(t, serve(app))
 
 	bodies := make(map[string][]byte, n) // by toolCallId
 	for i := range n {
@@ -257,7 +242,7 @@ func TestStreamedBodyLeftUnreadClosesTheConnection(t *testing.T) {
 	fibermedian.Mount(app, adaptertest.Path, h)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	t.Cleanup(adaptertest.ServeFiberV3(app)(ln))
+	t.Cleanup(serve(app)(ln))
 
 	over := adaptertest.Padded(adaptertest.ToolCall(adaptertest.ToolEcho, "call_over", `{"text":"o"}`), adaptertest.MaxBodyBytes+100)
 	ok := adaptertest.ToolCall(adaptertest.ToolEcho, "call_ok", `{"text":"o"}`)
@@ -343,4 +328,12 @@ func signed(method, path string, body []byte) *http.Request {
 	req := httptest.NewRequest(method, path, bytes.NewReader(body))
 	req.Header.Set(adaptertest.SignatureHeader, adaptertest.MustKey(adaptertest.Key).Sign(adaptertest.Now, body))
 	return req
+}
+
+// serve returns a Starter that serves app with fasthttp, without its
+// startup message.
+func serve(app *fiber.App) adaptertest.Starter {
+	return adaptertest.ServeListener(func(ln net.Listener) error {
+		return app.Listener(ln, fiber.ListenConfig{DisableStartupMessage: true})
+	}, app.Shutdown)
 }

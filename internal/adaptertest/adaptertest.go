@@ -1,12 +1,20 @@
-// Package adaptertest is the test kit shared by the four framework adapters
-// (ginmedian, echomedian, chimedian, fibermedian): one table of cases, run
-// over a real loopback connection against each adapter by [Run], and the
-// [Adapter] descriptions the parity test and benchmarks reuse.
+// Package adaptertest is the test kit of the framework adapters
+// (ginmedian, echomedian, echomedian/v5, chimedian, fibermedian,
+// fibermedian/v3). It imports no framework, so an adapter's own tests can
+// use it and still load only their own framework:
 //
-// An adapter only moves bytes between its framework and protocol.Handler,
-// so every case here asks one question: does the answer that reaches the
-// client match the contract (docs/PROTOCOL.md), and does it match what net/http
-// answers ([NetHTTP])?
+//   - the fixture: a protocol.Handler with known tools on a fixed clock
+//     ([NewHandler]) and the calls it accepts ([ToolCall], [Signed], ...);
+//   - loopback helpers: [Start] serves an app on 127.0.0.1 and returns a
+//     [Client] for it, from a [Starter] ([ServeHTTP], [ServeListener]);
+//   - the shared adapter table: [Run] checks one [Adapter] description for
+//     what the conformance suite cannot see from outside, such as the values
+//     the adapter hands to the handler behind its middleware ([Seen]).
+//
+// The contract itself (signatures, timestamps, bodies, methods, the
+// manifest, replays, ...) is checked by the conformance suite, which
+// internal/adapters runs against every adapter; the Adapter descriptions of
+// every framework live there too, as they name every framework.
 package adaptertest
 
 import (
@@ -18,6 +26,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/median-go/median/protocol"
 )
@@ -46,11 +55,13 @@ type Answer func(Seen) (any, error)
 // waits until it has stopped.
 type Starter func(ln net.Listener) (stop func())
 
-// Adapter tells the kit how one framework mounts a protocol.Handler.
+// Adapter tells the kit how one framework mounts a protocol.Handler. The
+// descriptions of every adapter are in internal/adapters.
 type Adapter struct {
 	Name string
 	// Endpoint serves h with the adapter's Mount(r, route, h) at Path, on a
-	// group or sub-router.
+	// group or sub-router, beside another route as an app has. The
+	// conformance suite runs against it too.
 	Endpoint func(h *protocol.Handler) Starter
 	// Middleware serves h with the adapter's Mount(r, route, h, handler) at
 	// Path, where handler calls answer and writes its values with the
@@ -97,6 +108,28 @@ func ServeHTTP(handler http.Handler) Starter {
 	}
 }
 
+// ServeListener returns a Starter for a server that is not an
+// http.Handler, such as a fiber app on fasthttp: serve runs it on the
+// listener until shutdown stops it. For fiber v2,
+// ServeListener(app.Listener, app.Shutdown).
+func ServeListener(serve func(net.Listener) error, shutdown func() error) Starter {
+	return func(ln net.Listener) func() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = serve(ln)
+		}()
+		return func() {
+			_ = shutdown()
+			// fasthttp's Shutdown misses a listener it has not started
+			// serving yet (an app stopped before any request): closing it
+			// ends Serve.
+			_ = ln.Close()
+			<-done
+		}
+	}
+}
+
 // Reply is an answer as the client received it.
 type Reply struct {
 	Status      int
@@ -107,7 +140,8 @@ type Reply struct {
 
 // Client sends requests to one started app.
 type Client struct {
-	base string
+	base string // "http://" + host
+	host string // the listener's address
 	http *http.Client
 }
 
@@ -122,7 +156,8 @@ func Start(t testing.TB, s Starter) *Client {
 		transport.CloseIdleConnections()
 		stop()
 	})
-	return &Client{base: "http://" + ln.Addr().String(), http: &http.Client{Transport: transport}}
+	host := ln.Addr().String()
+	return &Client{base: "http://" + host, host: host, http: &http.Client{Transport: transport}}
 }
 
 // Do sends r to the app and reads the whole answer.
@@ -161,6 +196,27 @@ func (c *Client) Do(t testing.TB, r Request) Reply {
 	return Reply{Status: res.StatusCode, ContentType: res.Header.Get("Content-Type"), Allow: res.Header.Get("Allow"), Body: got}
 }
 
+// Forward sends req to the app whatever host its URL names, as a reverse
+// proxy would, and returns the answer (its body for the caller to close).
+// It is a conformance.DoFunc: the suite can address the app as
+// "http://example.test/api/median" while each app runs on its own port.
+func (c *Client) Forward(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.URL.Scheme, out.URL.Host = "http", c.host
+	out.Host = ""
+	out.RequestURI = ""
+	return c.http.Do(out)
+}
+
 // errNoCall is what the kit's Answer returns when the adapter gave the
 // handler no call.
 var errNoCall = errors.New("the handler found no call")
+
+// FasthttpGoroutines are the goroutines fasthttp leaves behind by design,
+// for goleak: the server-date ticker lives for the process, and a stopped
+// worker pool's cleaner notices the stop only at its next 10-second tick.
+// Neither belongs to an adapter. Named as strings, they need no fasthttp.
+var FasthttpGoroutines = []goleak.Option{
+	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
+}

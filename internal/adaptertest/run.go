@@ -17,13 +17,16 @@ import (
 	"github.com/median-go/median/protocol"
 )
 
-// Run runs every case of the kit against a: each EndpointCases case through
-// its Mount, the trailing-slash path and a's ExtraMethods, replay
-// protection, each MiddlewareCases case through its Mount with a handler
-// (Middleware, CallFrom, VisitorFrom and Respond, behind the framework's
-// recovery middleware), a panic behind it, Respond without the middleware,
-// the method the framework answers itself, and framework values on a
-// tool's ctx, during and after the request.
+// Run checks one adapter for what the conformance suite cannot see from
+// outside, over a real loopback connection: the EndpointCases through its
+// Mount and the methods only its framework routes (ExtraMethods, Foreign);
+// in middleware mode (Mount with a handler, behind the framework's recovery
+// middleware), what reaches the handler (MiddlewareCases: CallFrom,
+// VisitorFrom and the signed body given back), replays of calls it answered,
+// calls it left unanswered or panicked on, and an unusable key; Respond
+// without the middleware; and framework values on a tool's ctx, during and
+// after the request. The contract's own cases are conformance's
+// (internal/adapters runs the suite against every adapter).
 func Run(t *testing.T, a Adapter) {
 	t.Run("endpoint", func(t *testing.T) {
 		h, _ := NewHandler()
@@ -47,34 +50,10 @@ func Run(t *testing.T, a Adapter) {
 		}
 	})
 
-	t.Run("endpoint trailing slash answers like the path", func(t *testing.T) {
-		h, runs := NewHandler(func(cfg *protocol.Config) { cfg.DisableReplayProtection = true })
-		c := Start(t, a.Endpoint(h))
-		req := Signed(http.MethodPost, ToolCall(ToolEcho, "call_slash", `{"text":"slash"}`))
-		plain := c.Do(t, req)
-		req.Path = Path + "/"
-		slash := c.Do(t, req)
-		Check(t, Want{Status: http.StatusOK, Result: EchoOut{Text: "slash", Visitor: "user_7"}}, plain)
-		assert.Equal(t, plain, slash, "a signed POST to Path+\"/\" gets the answer Path gets")
-		assert.Equal(t, int64(2), runs.Echo.Load(), "both requests ran the tool (replay protection is off)")
-	})
-
-	t.Run("endpoint replay", func(t *testing.T) {
-		h, runs := NewHandler()
-		c := Start(t, a.Endpoint(h))
-		body := ToolCall(ToolEcho, "call_replay", `{"text":"once"}`)
-		first := c.Do(t, Signed(http.MethodPost, body))
-		second := c.Do(t, Signed(http.MethodPost, body))
-		Check(t, Want{Status: http.StatusOK, Result: EchoOut{Text: "once", Visitor: "user_7"}}, first)
-		assert.Equal(t, first, second, "a repeated toolCallId gets the first answer byte for byte")
-		assert.Equal(t, int64(1), runs.Echo.Load(), "a repeated toolCallId runs the tool once")
-
-		reused := c.Do(t, Signed(http.MethodPost, ToolCall(ToolEcho, "call_replay", `{"text":"twice"}`)))
-		Check(t, Want{Status: http.StatusConflict, Code: protocol.CodeInvalidBody, Message: "call_replay"}, reused)
-		assert.Equal(t, int64(1), runs.Echo.Load(), "a reused toolCallId with another body does not run the tool")
-	})
-
-	t.Run("unusable key", func(t *testing.T) {
+	// The endpoint with an unusable key is conformance's (key/missing,
+	// key/too-short); in middleware mode the call must not reach the
+	// handler either.
+	t.Run("middleware unusable key", func(t *testing.T) {
 		for _, tc := range []struct {
 			key  string
 			code protocol.Code
@@ -82,13 +61,13 @@ func Run(t *testing.T, a Adapter) {
 			h, err := protocol.New(protocol.Config{Keys: []string{tc.key}, Logger: slog.New(slog.DiscardHandler)})
 			require.Error(t, err, "key %q", tc.key)
 			require.NotNil(t, h, "a key problem alone still builds a handler")
-			for name, s := range map[string]Starter{"endpoint": a.Endpoint(h), "middleware": a.Middleware(h, (&Recorder{}).Answer)} {
-				got := Start(t, s).Do(t, Signed(http.MethodPost, ToolCall(ToolEcho, "call_key", `{"text":"k"}`)))
-				Check(t, Want{Status: http.StatusInternalServerError, Code: tc.code}, got)
-				if tc.key != "" {
-					assert.NotContains(t, string(got.Body), tc.key, "%s: the answer must not repeat the key", name)
-				}
+			rec := &Recorder{}
+			got := Start(t, a.Middleware(h, rec.Answer)).Do(t, Signed(http.MethodPost, ToolCall(ToolCustom, "call_key", `{}`)))
+			Check(t, Want{Status: http.StatusInternalServerError, Code: tc.code}, got)
+			if tc.key != "" {
+				assert.NotContains(t, string(got.Body), tc.key, "the answer must not repeat the key")
 			}
+			assert.Zero(t, rec.Calls(), "a call to an endpoint with an unusable key reached the handler")
 		}
 	})
 

@@ -1,4 +1,4 @@
-package adaptertest_test
+package adapters_test
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ import (
 // adapter add to the core (the "net/http" row). Replay protection is off so
 // that every iteration runs the tool.
 //
-//	go test -run '^$' -bench Adapters -benchmem ./internal/adaptertest
+//	go test -run '^$' -bench Adapters -benchmem ./internal/adapters
 func BenchmarkAdapters(b *testing.B) {
 	h, _ := adaptertest.NewHandler(func(cfg *protocol.Config) { cfg.DisableReplayProtection = true })
 	call := adaptertest.ToolCall(adaptertest.ToolEcho, "call_bench", `{"text":"bench"}`)
@@ -69,7 +69,7 @@ func BenchmarkAdapters(b *testing.B) {
 // binds the input and answers with the adapter's Respond. Replay
 // protection is off, so every iteration reaches the handler.
 //
-//	go test -run '^$' -bench Middleware -benchmem ./internal/adaptertest
+//	go test -run '^$' -bench Middleware -benchmem ./internal/adapters
 func BenchmarkMiddleware(b *testing.B) {
 	h, _ := adaptertest.NewHandler(func(cfg *protocol.Config) { cfg.DisableReplayProtection = true })
 	req := adaptertest.Signed(http.MethodPost, adaptertest.ToolCall(adaptertest.ToolEcho, "call_bench", `{"text":"bench"}`))
@@ -204,7 +204,7 @@ func (w *discardWriter) Write(p []byte) (int, error) {
 //
 // The pairs run interleaved, so that a noisy machine hurts all alike:
 //
-//	go test -run '^$' -bench Endpoint -benchmem -count 8 ./internal/adaptertest > endpoint.txt
+//	go test -run '^$' -bench Endpoint -benchmem -count 8 ./internal/adapters > endpoint.txt
 //	go run golang.org/x/perf/cmd/benchstat@latest -row /fw -col /impl endpoint.txt
 func BenchmarkEndpoint(b *testing.B) {
 	h, _ := adaptertest.NewHandler(func(cfg *protocol.Config) { cfg.DisableReplayProtection = true })

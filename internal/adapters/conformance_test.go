@@ -1,0 +1,49 @@
+package adapters_test
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/internal/adapters"
+	"github.com/median-go/median/internal/adaptertest"
+	"github.com/median-go/median/protocol"
+)
+
+// testKey is the Median key the conformance runs' endpoints use.
+const testKey = "mk_test_0123456789abcdef0123456789abcdef"
+
+// TestConformance runs the whole conformance suite, the table of the
+// contract's cases, against the core on a net/http ServeMux (mounted with
+// (*protocol.Handler).Mount) and against every adapter, each mounted at
+// adaptertest.Path on a group or sub-router beside another route and served
+// on a loopback port by its own server (fasthttp for fiber).
+func TestConformance(t *testing.T) {
+	for _, a := range append([]adaptertest.Adapter{adapters.NetHTTP}, adapters.All()...) {
+		t.Run(a.Name, func(t *testing.T) {
+			serve := func(key string) conformance.DoFunc {
+				return adaptertest.Start(t, a.Endpoint(conformanceHandler(t, key))).Forward
+			}
+			target := conformance.DoTarget(serve(testKey), adaptertest.Path, testKey)
+			target.Tools = conformance.FixtureSamples()
+			target.BuildWithKey = func(key string) (conformance.DoFunc, error) { return serve(key), nil }
+			conformance.Run(t, target)
+		})
+	}
+}
+
+// conformanceHandler builds the core with conformance's fixture tools and
+// key, which may be unusable: the handler then answers every request with
+// the key's error, as the key cases expect.
+func conformanceHandler(t testing.TB, key string) *protocol.Handler {
+	t.Helper()
+	h, err := protocol.New(protocol.Config{Keys: []string{key}, Tools: conformance.FixtureTools(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if key == testKey {
+		require.NoError(t, err)
+	}
+	require.NotNil(t, h, "a key problem alone still builds a handler")
+	return h
+}

@@ -1,0 +1,66 @@
+package adapters
+
+import (
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/median-go/median/ginmedian"
+	"github.com/median-go/median/internal/adaptertest"
+	"github.com/median-go/median/protocol"
+)
+
+func init() { gin.SetMode(gin.ReleaseMode) }
+
+// Gin mounts with ginmedian on a gin.RouterGroup, behind gin.Recovery.
+var Gin = adaptertest.Adapter{
+	Name: "gin",
+	Endpoint: func(h *protocol.Handler) adaptertest.Starter {
+		r := gin.New()
+		r.GET(HealthPath, func(c *gin.Context) { c.String(http.StatusOK, "ok") })
+		ginmedian.Mount(r.Group(group), route, h)
+		return adaptertest.ServeHTTP(r)
+	},
+	Middleware: func(h *protocol.Handler, answer adaptertest.Answer) adaptertest.Starter {
+		r := gin.New()
+		r.Use(gin.Recovery())
+		ginmedian.Mount(r.Group(group), route, h, ginAnswer(answer))
+		return adaptertest.ServeHTTP(r)
+	},
+	Bare: func(answer adaptertest.Answer) adaptertest.Starter {
+		r := gin.New()
+		r.Any(adaptertest.Path, ginAnswer(answer))
+		return adaptertest.ServeHTTP(r)
+	},
+	Values: func(h *protocol.Handler) adaptertest.Starter {
+		r := gin.New()
+		r.Use(func(c *gin.Context) {
+			if id := c.GetHeader(adaptertest.RequestIDHeader); id != "" {
+				c.Set(adaptertest.ValueKey, id)
+			}
+		})
+		ginmedian.Mount(r.Group(group), route, h)
+		return adaptertest.ServeHTTP(r)
+	},
+	Foreign:       "PURGE",
+	ForeignStatus: http.StatusNotFound,
+}
+
+// ginAnswer is the handler behind the middleware on gin.
+func ginAnswer(answer adaptertest.Answer) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		s := adaptertest.Seen{}
+		s.Call, _ = ginmedian.CallFrom(c)
+		s.ContextCall, _ = protocol.CallFrom(c.Request.Context())
+		s.Visitor, s.VisitorOK = ginmedian.VisitorFrom(c)
+		s.Body, s.BodyErr = io.ReadAll(c.Request.Body)
+		result, err := answer(s)
+		if errors.Is(err, adaptertest.ErrNoAnswer) {
+			c.Status(http.StatusNoContent)
+			return
+		}
+		ginmedian.Respond(c, result, err)
+	}
+}

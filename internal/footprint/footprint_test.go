@@ -1,0 +1,136 @@
+package footprint
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// heavy are the module paths a user of one adapter must not load, by the
+// adapter that may.
+var heavy = map[string][]string{
+	"ginmedian":      {"github.com/gin-gonic/gin"},
+	"echomedian":     {"github.com/labstack/echo/v4"},
+	"echomedian/v5":  {"github.com/labstack/echo/v5"},
+	"chimedian":      {"github.com/go-chi/chi"},
+	"fibermedian":    {"github.com/gofiber/fiber/v2", "github.com/valyala/fasthttp"},
+	"fibermedian/v3": {"github.com/gofiber/fiber/v3", "github.com/valyala/fasthttp"},
+	"redis":          {"github.com/redis/go-redis"},
+	"otel":           {"go.opentelemetry.io/otel"},
+}
+
+// repoRoot is the module's root directory.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// TestOneAdapterLoadsOneFramework: for each adapter, the packages a user
+// imports (the adapter, protocol and conformance) and their tests, which go
+// mod tidy loads too, reach no other framework.
+func TestOneAdapterLoadsOneFramework(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	root := repoRoot(t)
+	for adapter := range heavy {
+		if adapter == "redis" || adapter == "otel" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(root, adapter)); err != nil {
+			t.Fatalf("adapter %s is missing: %v", adapter, err)
+		}
+		t.Run(adapter, func(t *testing.T) {
+			pkgs := []string{
+				"github.com/median-go/median/" + adapter,
+				"github.com/median-go/median/protocol",
+				"github.com/median-go/median/conformance",
+			}
+			loaded := listDeps(t, gobin, root, pkgs)
+			if len(loaded) < 20 {
+				t.Fatalf("go list found only %d packages; the check itself is broken", len(loaded))
+			}
+			if err := forbidden(adapter, loaded); err != "" {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// listDeps returns every package that building and testing pkgs loads.
+func listDeps(t *testing.T, gobin, dir string, pkgs []string) []string {
+	t.Helper()
+	args := append([]string{"list", "-deps", "-test", "-f", "{{.ImportPath}}"}, pkgs...)
+	cmd := exec.Command(gobin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	if err != nil {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	return strings.Fields(string(out))
+}
+
+// forbidden names the packages of loaded that a user of adapter must not
+// load, or returns "".
+func forbidden(adapter string, loaded []string) string {
+	allowed := map[string]bool{}
+	for _, p := range heavy[adapter] {
+		allowed[p] = true
+	}
+	var bad []string
+	for name, prefixes := range heavy {
+		for _, prefix := range prefixes {
+			if allowed[prefix] {
+				continue
+			}
+			for _, pkg := range loaded {
+				if pkg == prefix || strings.HasPrefix(pkg, prefix+"/") || strings.HasPrefix(pkg, prefix+".") {
+					bad = append(bad, pkg+" (from "+name+")")
+				}
+			}
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return "a user of " + adapter + " would load:\n  " + strings.Join(dedupe(bad), "\n  ")
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// TestForbiddenFindsOtherFrameworks: the check can fail.
+func TestForbiddenFindsOtherFrameworks(t *testing.T) {
+	loaded := []string{"github.com/gin-gonic/gin", "github.com/gofiber/fiber/v2/middleware", "net/http"}
+	if msg := forbidden("ginmedian", loaded); !strings.Contains(msg, "github.com/gofiber/fiber/v2/middleware") || strings.Contains(msg, "gin-gonic") {
+		t.Fatalf("forbidden(ginmedian) = %q", msg)
+	}
+	if msg := forbidden("ginmedian", []string{"github.com/gin-gonic/gin/render"}); msg != "" {
+		t.Fatalf("gin is allowed for ginmedian: %q", msg)
+	}
+	if msg := forbidden("chimedian", []string{"github.com/go-chi/chi/v5", "github.com/redis/go-redis/v9"}); !strings.Contains(msg, "go-redis") {
+		t.Fatalf("the Redis client is never allowed: %q", msg)
+	}
+}
