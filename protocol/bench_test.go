@@ -9,7 +9,6 @@ import (
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
-	goccy "github.com/goccy/go-json"
 )
 
 // Run with: go test ./protocol -run '^$' -bench . -benchmem
@@ -96,10 +95,10 @@ func BenchmarkDecodeBody(b *testing.B) {
 }
 
 // BenchmarkDecodeBind decodes a typed call's body and binds its input, at
-// 1 KiB and 1 MiB, with each JSON library considered (docs/choices-json.md):
-// v1 (encoding/json), v2 (github.com/go-json-experiment/json) and goccy
-// (github.com/goccy/go-json) decode the whole body into one struct holding
-// the typed input, in one pass, checking nothing; median is the core's
+// 1 KiB and 1 MiB, with each JSON library considered (docs/JSON.md): v1
+// (encoding/json) and v2 (github.com/go-json-experiment/json) decode the
+// whole body into one struct holding the typed input, in one pass, checking
+// nothing; median is the core's
 // path: decodeBody then Call.BindInput (both with v2), and
 // median+validate adds the schema check between them.
 func BenchmarkDecodeBind(b *testing.B) {
@@ -117,7 +116,6 @@ func BenchmarkDecodeBind(b *testing.B) {
 		}{
 			{"v1", func() error { var w byHandBody; return json.Unmarshal(body, &w) }},
 			{"v2", func() error { var w byHandBody; return jsonv2.Unmarshal(body, &w) }},
-			{"goccy", func() error { var w byHandBody; return goccy.Unmarshal(body, &w) }},
 			{"median", func() error {
 				_, call, err := decodeBody(body)
 				if err != nil {
