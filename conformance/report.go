@@ -12,23 +12,26 @@ import (
 // Status is the outcome of one case.
 type Status string
 
-// The outcomes of a case.
-const (
-	StatusPass Status = "pass"
-	StatusFail Status = "fail"
-	// StatusSkip: the case could run against this target but lacks
-	// something only you can give (a tool sample, Target.BuildWithKey,
-	// Target.AllowSideEffects), or you excluded it with Target.Skip. Its
-	// message says what to supply.
-	StatusSkip Status = "skip"
-	// StatusNotApplicable: the case cannot apply to this target, whatever
-	// you supply: the key cases against a deployed endpoint (Target.Deployed),
-	// the panic case without a tool that panics, the risk-floor cases when
-	// no tool is declared above low. It is neither a pass nor a skip: it is
-	// counted and shown apart, so a correct endpoint can reach "N passed,
-	// 0 failed" with nothing skipped.
-	StatusNotApplicable Status = "not_applicable"
-)
+// StatusPass: the endpoint answered as the contract says.
+const StatusPass Status = "pass"
+
+// StatusFail: the endpoint broke the contract; the result says what was
+// expected and what came back.
+const StatusFail Status = "fail"
+
+// StatusSkip: the case could run against this target but lacks
+// something only you can give (a tool sample, Target.BuildWithKey,
+// Target.AllowSideEffects), or you excluded it with Target.Skip. Its
+// message says what to supply.
+const StatusSkip Status = "skip"
+
+// StatusNotApplicable: the case cannot apply to this target, whatever
+// you supply: the key cases against a deployed endpoint (Target.Deployed),
+// the panic case without a tool that panics, the risk-floor cases when
+// no tool is declared above low. It is neither a pass nor a skip: it is
+// counted and shown apart, so a correct endpoint can reach "N passed,
+// 0 failed" with nothing skipped.
+const StatusNotApplicable Status = "not_applicable"
 
 // label is the word a result line starts with.
 func (s Status) label() string {

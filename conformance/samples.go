@@ -11,18 +11,18 @@ import (
 // Expect is what a sample call of a tool must get back.
 type Expect string
 
-// The outcomes a sample can expect.
-const (
-	// ExpectResult (the default): 200 {"result": ...} that is not a refusal.
-	ExpectResult Expect = "result"
-	// ExpectRefusal: 200 with a refusal result (docs/PROTOCOL.md §3.1).
-	ExpectRefusal Expect = "refusal"
-	// ExpectFailure: 200 execution_failed with a message.
-	ExpectFailure Expect = "execution_failed"
-	// ExpectPanic: the tool panics; the endpoint must answer 200
-	// execution_failed and keep serving.
-	ExpectPanic Expect = "panic"
-)
+// ExpectResult (the default): 200 {"result": ...} that is not a refusal.
+const ExpectResult Expect = "result"
+
+// ExpectRefusal: 200 with a refusal result (docs/PROTOCOL.md §3.1).
+const ExpectRefusal Expect = "refusal"
+
+// ExpectFailure: 200 execution_failed with a message.
+const ExpectFailure Expect = "execution_failed"
+
+// ExpectPanic: the tool panics; the endpoint must answer 200
+// execution_failed and keep serving.
+const ExpectPanic Expect = "panic"
 
 // Visitor is the visitor a sample call is sent for (docs/PROTOCOL.md §2). The
 // zero value is an anonymous, unverified visitor.

@@ -7,13 +7,17 @@ import (
 // Risk is how much care Median took before calling the tool (PROTOCOL.md §2).
 type Risk string
 
-// The four risk levels.
-const (
-	RiskLow      Risk = "low"      // runs when called
-	RiskMedium   Risk = "medium"   // runs when called; the agent asked for the customer's yes first
-	RiskReviewed Risk = "reviewed" // the customer's yes, then an automated reviewer (who may hand it to a teammate)
-	RiskHigh     Risk = "high"     // waits for a teammate's approval
-)
+// RiskLow: runs when called.
+const RiskLow Risk = "low"
+
+// RiskMedium: runs when called; the agent asked for the customer's yes first.
+const RiskMedium Risk = "medium"
+
+// RiskReviewed: the customer's yes, then an automated reviewer (who may hand it to a teammate).
+const RiskReviewed Risk = "reviewed"
+
+// RiskHigh: waits for a teammate's approval.
+const RiskHigh Risk = "high"
 
 // rank orders the risk levels, low < medium < reviewed < high
 // (PROTOCOL.md §9); 0 for anything else.

@@ -14,23 +14,45 @@ import (
 // works for the errors of [New], [VerifySignature] and [Call.BindInput].
 type Code string
 
-// The error codes of PROTOCOL.md §7, with the HTTP status each is answered
-// with.
-const (
-	CodeExecutionFailed        Code = "execution_failed"        // 200: the tool returned an error or panicked
-	CodeDiagnosticsUnsupported Code = "diagnostics_unsupported" // 200: no diagnostics function is configured
-	CodeInvalidBody            Code = "invalid_body"            // 400 (413 when too large, 409 on a reused toolCallId)
-	CodeUnknownOp              Code = "unknown_op"              // 400: "op" is not "diagnostics"
-	CodeInvalidInput           Code = "invalid_input"           // 400: the input does not fit the tool's schema
-	CodeMissingSignature       Code = "missing_signature"       // 401: no median-signature header
-	CodeMalformedSignature     Code = "malformed_signature"     // 401: the header is not t=<ms>,v1=<hex>
-	CodeStaleTimestamp         Code = "stale_timestamp"         // 401: t is more than the tolerance away from now
-	CodeInvalidSignature       Code = "invalid_signature"       // 401: no v1 matches any configured key
-	CodeUnknownTool            Code = "unknown_tool"            // 404: no registered tool has that name
-	CodeMethodNotAllowed       Code = "method_not_allowed"      // 405: a method other than GET or POST
-	CodeMissingSecret          Code = "missing_secret"          // 500: no MEDIAN_KEY configured
-	CodeInvalidMedianKey       Code = "invalid_median_key"      // 500: the configured key is not usable
-)
+// CodeExecutionFailed is answered 200: the tool returned an error or
+// panicked. The codes and their statuses are PROTOCOL.md §7.
+const CodeExecutionFailed Code = "execution_failed"
+
+// CodeDiagnosticsUnsupported is answered 200: no diagnostics function is configured.
+const CodeDiagnosticsUnsupported Code = "diagnostics_unsupported"
+
+// CodeInvalidBody is answered 400 (413 when too large, 409 on a reused toolCallId).
+const CodeInvalidBody Code = "invalid_body"
+
+// CodeUnknownOp is answered 400: "op" is not "diagnostics".
+const CodeUnknownOp Code = "unknown_op"
+
+// CodeInvalidInput is answered 400: the input does not fit the tool's schema.
+const CodeInvalidInput Code = "invalid_input"
+
+// CodeMissingSignature is answered 401: no median-signature header.
+const CodeMissingSignature Code = "missing_signature"
+
+// CodeMalformedSignature is answered 401: the header is not t=<ms>,v1=<hex>.
+const CodeMalformedSignature Code = "malformed_signature"
+
+// CodeStaleTimestamp is answered 401: t is more than the tolerance away from now.
+const CodeStaleTimestamp Code = "stale_timestamp"
+
+// CodeInvalidSignature is answered 401: no v1 matches any configured key.
+const CodeInvalidSignature Code = "invalid_signature"
+
+// CodeUnknownTool is answered 404: no registered tool has that name.
+const CodeUnknownTool Code = "unknown_tool"
+
+// CodeMethodNotAllowed is answered 405: a method other than GET or POST.
+const CodeMethodNotAllowed Code = "method_not_allowed"
+
+// CodeMissingSecret is answered 500: no MEDIAN_KEY configured.
+const CodeMissingSecret Code = "missing_secret"
+
+// CodeInvalidMedianKey is answered 500: the configured key is not usable.
+const CodeInvalidMedianKey Code = "invalid_median_key"
 
 // Error returns the code itself, so a Code can be compared with errors.Is.
 func (c Code) Error() string { return string(c) }

@@ -46,13 +46,17 @@ type Store interface {
 // ClaimStatus is the outcome of [Store.Claim].
 type ClaimStatus int
 
-// The outcomes of [Store.Claim].
-const (
-	ClaimAcquired ClaimStatus = iota + 1 // run the tool, then Save
-	ClaimRunning                         // the same call is running elsewhere: ask again shortly
-	ClaimDone                            // answer stored: send it again
-	ClaimConflict                        // key already used with another body
-)
+// ClaimAcquired is an outcome of [Store.Claim]: run the tool, then Save.
+const ClaimAcquired ClaimStatus = 1
+
+// ClaimRunning: the same call is running elsewhere: ask again shortly.
+const ClaimRunning ClaimStatus = 2
+
+// ClaimDone: answer stored: send it again.
+const ClaimDone ClaimStatus = 3
+
+// ClaimConflict: key already used with another body.
+const ClaimConflict ClaimStatus = 4
 
 // claim is the claim a call holds between the store's Claim and Save.
 type claim struct {
