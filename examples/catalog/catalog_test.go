@@ -17,6 +17,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.uber.org/goleak"
 
 	"github.com/median-go/median/conformance"
@@ -306,4 +309,56 @@ func TestServeStopsCleanly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	assert.NoError(t, catalog.Serve(ctx, "127.0.0.1:0", http.NotFoundHandler()))
+}
+
+// TestCancelOrderRiskFloor: docs/PROTOCOL.md §9 on the demo catalog.
+// cancel_order is declared high: a call at low, medium or reviewed risk, or
+// at high without approvedBy, is refused approval_required and the order
+// stays as it was; the approved call cancels it.
+func TestCancelOrderRiskFloor(t *testing.T) {
+	d := catalogtest.NewDemo(t)
+	target := conformance.HandlerTarget(d.Handler, catalogtest.MountPath, catalogtest.Key)
+	input := map[string]string{"orderId": "A-1001"}
+	for _, tc := range []struct{ risk, approvedBy string }{
+		{"low", ""}, {"medium", ""}, {"reviewed", "The reviewer"}, {"high", ""},
+	} {
+		r := conformance.CallTool[json.RawMessage](t, target, catalog.CancelOrderTool, input,
+			conformance.WithRisk(tc.risk), conformance.WithApprovedBy(tc.approvedBy))
+		require.NotNil(t, r.Refusal, "risk %s, approvedBy %q: %s", tc.risk, tc.approvedBy, r.Raw)
+		assert.Equal(t, "approval_required", r.Refusal.Reason)
+		assert.Equal(t, "blocked", r.Refusal.Outcome)
+		status, err := d.Orders.Status("A-1001")
+		require.NoError(t, err)
+		assert.NotEqual(t, catalog.StatusCancelled, status, "a refused call changes nothing")
+	}
+	r := conformance.CallTool[map[string]any](t, target, catalog.CancelOrderTool, input,
+		conformance.WithRisk("high"), conformance.WithApprovedBy("Ada"))
+	require.Nil(t, r.Refusal, "%s", r.Raw)
+	require.Nil(t, r.Error, "%s", r.Raw)
+	status, err := d.Orders.Status("A-1001")
+	require.NoError(t, err)
+	assert.Equal(t, catalog.StatusCancelled, status)
+}
+
+// TestToolCallsAreTraced: with an OpenTelemetry SDK installed as the global
+// provider, the demo's tool calls become execute_tool spans.
+func TestToolCallsAreTraced(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(tp)
+	t.Cleanup(func() {
+		otel.SetTracerProvider(prev)
+		_ = tp.Shutdown(context.Background())
+	})
+	d := catalogtest.NewDemo(t)
+	target := conformance.HandlerTarget(d.Handler, catalogtest.MountPath, catalogtest.Key)
+	r := conformance.CallTool[map[string]any](t, target, catalog.LookupOrderTool, map[string]string{"orderId": "A-1001"},
+		conformance.WithVisitor(conformance.Visitor{Verified: true, ExternalID: "user_7"}))
+	require.Nil(t, r.Error, "%s", r.Raw)
+	var names []string
+	for _, s := range rec.Ended() {
+		names = append(names, s.Name())
+	}
+	assert.Contains(t, names, "execute_tool "+catalog.LookupOrderTool)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/median-go/median/otelmedian"
 	"github.com/median-go/median/protocol"
 )
 
@@ -124,7 +125,16 @@ func New(opts Options) (*Demo, error) {
 	}
 	tools := Tools(d.Orders)
 	d.toolCount = len(tools)
+	// Every tool call becomes an execute_tool span and two metrics on the
+	// global OpenTelemetry providers: no-ops until the app installs an SDK
+	// (otel.SetTracerProvider / otel.SetMeterProvider, e.g. with an OTLP
+	// exporter). Tool input and results are not recorded.
+	traces, err := otelmedian.New()
+	if err != nil {
+		return nil, err
+	}
 	cfg := protocol.Config{
+		Observer:    traces.Observe,
 		Keys:        keys,
 		Tools:       tools,
 		Diagnostics: d.diagnostics,
