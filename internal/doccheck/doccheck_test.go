@@ -210,3 +210,27 @@ func TestProblemsFindsBadReferences(t *testing.T) {
 		t.Errorf("a good reference was reported: %q", p)
 	}
 }
+
+// maxReadme is the README's budget: a front door that fits on a screen or
+// three; evidence and reference go to docs/.
+const maxReadme = 12_000
+
+// TestReadmeStaysShort keeps README.md within its budget and pointing at
+// the docs that hold the rest.
+func TestReadmeStaysShort(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > maxReadme {
+		t.Errorf("README.md is %d bytes, over the %d-byte budget: move detail to docs/", len(b), maxReadme)
+	}
+	for _, doc := range []string{"docs/PROTOCOL.md", "docs/TOOLS.md", "docs/SECURITY.md", "docs/PERFORMANCE.md"} {
+		if !strings.Contains(string(b), "("+doc+")") {
+			t.Errorf("README.md does not link %s", doc)
+		}
+		if _, err := os.Stat(filepath.Join(repoRoot(t), doc)); err != nil {
+			t.Errorf("README.md links %s, which is missing", doc)
+		}
+	}
+}
