@@ -16,35 +16,20 @@ func (h *Handler) runDiagnostics(ctx context.Context) Response {
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.diagnosticsTimeout)
 	defer cancel()
-	type outcome struct {
-		v   any
-		err error
-	}
-	done := make(chan outcome, 1) // buffered: a late function never blocks
+	done := make(chan Response, 1) // buffered: a late function never blocks
 	go func() {
-		v, err := protect(h, ctx, "diagnostics", nil, func() (any, error) { return h.diagnostics(ctx) })
-		done <- outcome{v, err}
-	}()
-	select {
-	case o := <-done:
-		var refusal *Refusal
-		switch {
-		case errors.Is(o.err, errPanicked):
-			return errorResponse(newError(CodeExecutionFailed, "diagnostics failed unexpectedly"))
-		case errors.As(o.err, &refusal):
-			o.v = refusal
-		case o.err != nil:
-			return errorResponse(newError(CodeExecutionFailed, "diagnostics failed: "+o.err.Error()))
-		}
-		resp, err := protect(h, ctx, "encoding diagnostics", nil, func() (Response, error) {
-			return h.encodeResult(ctx, "diagnostics", o.v, 0), nil
+		// The error's own methods (Error, Is, As) are user code too: the
+		// answer is built under the same protection as the call.
+		resp, err := protect(h, ctx, "diagnostics", nil, func() (Response, error) {
+			return h.diagnosticsAnswer(ctx)
 		})
 		if err != nil {
-			return errorResponse(newError(CodeExecutionFailed, "diagnostics failed unexpectedly"))
+			resp = errorResponse(newError(CodeExecutionFailed, "diagnostics failed unexpectedly"))
 		}
-		if n := utf8.RuneCount(resp.Body); n > maxDiagnosticsChars {
-			h.log.WarnContext(ctx, "median: diagnostics answer is longer than Median keeps", "chars", n, "limit", maxDiagnosticsChars)
-		}
+		done <- resp
+	}()
+	select {
+	case resp := <-done:
 		return resp
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -52,4 +37,22 @@ func (h *Handler) runDiagnostics(ctx context.Context) Response {
 		}
 		return errorResponse(newError(CodeExecutionFailed, "the request ended before diagnostics finished"))
 	}
+}
+
+// diagnosticsAnswer runs Config.Diagnostics and encodes what it returned.
+// It may panic (in user code); runDiagnostics protects it.
+func (h *Handler) diagnosticsAnswer(ctx context.Context) (Response, error) {
+	v, err := h.diagnostics(ctx)
+	var refusal *Refusal
+	switch {
+	case errors.As(err, &refusal):
+		v = refusal
+	case err != nil:
+		return errorResponse(newError(CodeExecutionFailed, "diagnostics failed: "+err.Error())), nil
+	}
+	resp := h.encodeResult(ctx, "diagnostics", v, 0)
+	if n := utf8.RuneCount(resp.Body); n > maxDiagnosticsChars {
+		h.log.WarnContext(ctx, "median: diagnostics answer is longer than Median keeps", "chars", n, "limit", maxDiagnosticsChars)
+	}
+	return resp, nil
 }

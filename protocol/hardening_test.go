@@ -469,3 +469,30 @@ func TestNoSecretInAnswersOrLogs(t *testing.T) {
 	assert.Equal(t, "median key "+fps[0], fmt.Sprint(key))
 	assert.Equal(t, "median key "+fps[0], fmt.Sprintf("%+v", key))
 }
+
+// panickyError is an error whose methods panic: user code the core must
+// not let take the server down.
+type panickyError struct{}
+
+func (panickyError) Error() string   { panic("Error() exploded") }
+func (panickyError) Is(error) bool   { panic("Is exploded") }
+func (panickyError) As(any) bool     { panic("As exploded") }
+func (panickyError) Unwrap() []error { return nil }
+
+// Diagnostics returning an error whose Error, Is or As panics is answered
+// execution_failed, like a tool returning one; the panic does not escape
+// Serve.
+func TestDiagnosticsErrorMethodsPanic(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	var logs hardLogBuffer
+	h := hardNew(t, Config{
+		Logger:      slog.New(slog.NewJSONHandler(&logs, nil)),
+		Diagnostics: func(ctx context.Context) (any, error) { return nil, panickyError{} },
+	})
+	var resp Response
+	require.NotPanics(t, func() { resp = h.Serve(context.Background(), hardSigned([]byte(`{"op":"diagnostics"}`))) })
+	assert.Equal(t, http.StatusOK, resp.Status)
+	code, _ := hardErrorCode(t, resp.Body)
+	assert.Equal(t, CodeExecutionFailed, code)
+	assert.Contains(t, logs.String(), "exploded")
+}
