@@ -55,8 +55,8 @@ type Refusal struct {
 // ErrorAnswer is the error of an {"error": {"code": …, "message": …}}
 // answer (docs/PROTOCOL.md §3, §7).
 type ErrorAnswer struct {
-	Code    protocol.Code `json:"code"`
-	Message string        `json:"message"`
+	Code    protocol.Code `json:"code"`    // the error code, such as protocol.CodeInvalidInput
+	Message string        `json:"message"` // the endpoint's explanation, for a person
 }
 
 // CallOption sets a field of the call [CallTool] and [Call] send.
