@@ -55,8 +55,8 @@ type Refusal struct {
 // ErrorAnswer is the error of an {"error": {"code": …, "message": …}}
 // answer (docs/PROTOCOL.md §3, §7).
 type ErrorAnswer struct {
-	Code    protocol.Code `json:"code"`
-	Message string        `json:"message"`
+	Code    protocol.Code `json:"code"`    // the error code, such as protocol.CodeInvalidInput
+	Message string        `json:"message"` // the endpoint's explanation, for a person
 }
 
 // CallOption sets a field of the call [CallTool] and [Call] send.
@@ -104,7 +104,7 @@ func WithConversationID(id string) CallOption { return func(c *callConfig) { c.c
 //		conformance.WithVisitor(conformance.Visitor{Verified: true, ExternalID: "user_7"}))
 //	require.Nil(t, r.Error)
 //	require.Nil(t, r.Refusal)
-//	assert.Equal(t, "A-1001", r.Result.ID)
+//	assert.Equal(t, "A-1001", r.Result.OrderID)
 //
 // input is encoded with encoding/json (a json.RawMessage or []byte is sent
 // as is, nil as {}). The call is signed with target.Key at target.Now and

@@ -22,7 +22,7 @@
 //		conformance.WithVisitor(conformance.Visitor{Verified: true, ExternalID: "user_7"}))
 //	require.Nil(t, r.Error)
 //	require.Nil(t, r.Refusal)
-//	assert.Equal(t, "A-1001", r.Result.ID)
+//	assert.Equal(t, "A-1001", r.Result.OrderID)
 //
 // [Call] does the same without the testing package.
 //

@@ -68,6 +68,8 @@ func (c CaseInfo) Name() string {
 // Result is the outcome of one case.
 type Result struct {
 	CaseInfo
+	// Status says whether the case passed, failed, was skipped or does
+	// not apply to the target.
 	Status Status `json:"status"`
 	// Expected and Actual describe the answer the case wanted and the one
 	// that came back (status, code, headers), for a failed case.
@@ -80,7 +82,7 @@ type Result struct {
 	// signature expires 5 minutes after the case ran: re-sign it with a
 	// fresh timestamp to send it later.
 	Curl     string        `json:"curl,omitempty"`
-	Duration time.Duration `json:"durationNs"`
+	Duration time.Duration `json:"durationNs"` // how long the case took
 }
 
 // String formats the result on one line ("PASS", "FAIL", "SKIP" or "N/A",
@@ -113,7 +115,9 @@ func (r Result) String() string {
 // order of [Cases].
 type Report struct {
 	// URL is the target's address.
-	URL     string   `json:"url"`
+	URL string `json:"url"`
+	// Results holds one Result per case run (all, or those Options.Run
+	// selects), in the order of Cases.
 	Results []Result `json:"results"`
 }
 

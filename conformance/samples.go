@@ -27,10 +27,10 @@ const ExpectPanic Expect = "panic"
 // Visitor is the visitor a sample call is sent for (docs/PROTOCOL.md §2). The
 // zero value is an anonymous, unverified visitor.
 type Visitor struct {
-	Verified   bool   `json:"verified"`
+	Verified   bool   `json:"verified"`             // the page vouched for the visitor
 	ExternalID string `json:"externalId,omitempty"` // sent only when Verified
-	Email      string `json:"email,omitempty"`
-	Name       string `json:"name,omitempty"`
+	Email      string `json:"email,omitempty"`      // the visitor's email, sent as given
+	Name       string `json:"name,omitempty"`       // the visitor's name, sent as given
 }
 
 // ToolSamples is one sample call of one of your tools, and inputs it must

@@ -144,7 +144,7 @@ func VisitorFrom(c *gin.Context) (protocol.Visitor, bool) {
 
 // Respond answers the call that [Middleware] verified ([protocol.Respond]):
 // result as {"result": …}, a [*protocol.Refusal] (as result or as err) as
-// a refusal result, [protocol.UnknownTool] or an invalid_input error from
+// a refusal result, [protocol.CodeUnknownTool] or an invalid_input error from
 // [protocol.Call.BindInput] as that error, any other err as
 // execution_failed. The answer is kept for replays. A call is answered
 // once: a second Respond writes nothing. Without the middleware it answers

@@ -47,6 +47,13 @@ func CallFrom(ctx context.Context) (*Call, bool) {
 // refusal, the GET manifest, the diagnostics answer, the stored answer of a
 // repeated toolCallId) is answered here and next does not run.
 //
+// The tools in [Config.Tools] still declare the endpoint: the manifest
+// lists them, and a call of one has its input checked against the tool's
+// schema and the risk floor applied before next runs (their functions are
+// not called). Register every tool next answers, or Median cannot sync it;
+// a call of an unregistered tool reaches next unchecked, and next answers
+// it [CodeUnknownTool] when it does not know it either.
+//
 // next sees the call on its request's context ([CallFrom]) and reads the
 // body as Median sent it. A call next leaves unanswered gets execution_failed
 // kept for its toolCallId, so a repeat is answered at once; a panic in next

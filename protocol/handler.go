@@ -182,10 +182,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Mount registers the whole endpoint on mux at path ("/api/median"): the
 // path and the path with a trailing slash, for every method, so that GET
 // gets the manifest and any other method the contract's 405. With handlers,
-// they answer the verified calls behind [Handler.Middleware] (chained in
-// order: each but the last must call the next) instead of the Handler's
-// own tools. They run in order until one answers (with [Respond]), like a
-// router's handler chain: an authorization check, then your dispatcher.
+// they answer the verified calls behind [Handler.Middleware] instead of the
+// Handler's own tools. They run in order until one answers (with
+// [Respond]); none calls the next, like a router's handler chain: an
+// authorization check, then your dispatcher.
 //
 // It avoids the trap of Go 1.22's method patterns: with
 // mux.Handle("POST /api/median", h) the mux itself answers GET (the

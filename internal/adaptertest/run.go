@@ -98,7 +98,7 @@ func Run(t *testing.T, a Adapter) {
 		assert.Equal(t, 1, rec.Calls(), "a repeated toolCallId reaches the handler once")
 	})
 
-	// A handler that answers protocol.UnknownTool through Respond stores
+	// A handler that answers protocol.CodeUnknownTool through Respond stores
 	// that answer like any other: the repeat gets the same bytes without
 	// reaching the handler. The lease is short, so an answer that was not
 	// stored would let the repeat through (Calls 2) instead of hanging.
@@ -246,7 +246,7 @@ func Run(t *testing.T, a Adapter) {
 }
 
 // Recorder is the kit's Answer: it answers the custom tools (and ToolEcho),
-// answers any other tool protocol.UnknownTool, counts its runs and
+// answers any other tool protocol.CodeUnknownTool, counts its runs and
 // remembers the first thing it found wrong with what the adapter handed it.
 type Recorder struct {
 	calls atomic.Int64
