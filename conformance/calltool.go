@@ -53,7 +53,10 @@ type Refusal struct {
 }
 
 // ErrorAnswer is the error of an {"error": {"code": …, "message": …}}
-// answer (docs/PROTOCOL.md §3, §7).
+// answer (docs/PROTOCOL.md §3, §7). Code is a protocol.Code: compare it
+// with the constants, assert.Equal(t, protocol.CodeInvalidInput,
+// r.Error.Code), not with a plain string, which testify sees as another
+// type.
 type ErrorAnswer struct {
 	Code    protocol.Code `json:"code"`    // the error code, such as protocol.CodeInvalidInput
 	Message string        `json:"message"` // the endpoint's explanation, for a person
