@@ -247,12 +247,14 @@ func (h *Handler) Serve(ctx context.Context, req Request) Response {
 	return resp
 }
 
-// Verify runs the checks of PROTOCOL.md §5 up to the replay store, for
-// middleware whose own handler answers (see [Handler.Middleware]; adapters
-// for frameworks not built on net/http call it). When ok, the request is a
-// verified tool call: the returned context carries it ([CallFrom]); answer
-// it with [Answer] on that context and defer [Settle] on it. Otherwise resp
-// is the answer to write: a refusal, the GET manifest, the diagnostics
+// Verify runs the checks of PROTOCOL.md §5 through the replay store, then
+// the interceptors, for middleware whose own handler answers (see
+// [Handler.Middleware]; adapters for frameworks not built on net/http call
+// it). When ok, the request is a verified tool call: the returned context
+// carries it ([CallFrom]); the handler answers it with [Answer] on that
+// context, and once the handler is done the adapter writes what
+// Settle(callCtx, recover()) returns. Otherwise resp is the answer to write:
+// a refusal, the GET manifest, the diagnostics answer, an interceptor's
 // answer, or the stored answer of a repeated toolCallId.
 //
 // A call for a registered tool has its input validated and the risk floor
