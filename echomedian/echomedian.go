@@ -127,11 +127,19 @@ func Middleware(h *protocol.Handler) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			ctx := newContext(c, next)
 			defer ctx.Detach()
-			mw.ServeHTTP(c.Response(), c.Request().WithContext(ctx))
+			mw.ServeHTTP(echoWriter{c.Response()}, c.Request().WithContext(ctx))
 			return nil
 		}
 	}
 }
+
+// echoWriter is echo's response as the core's middleware sees it: Written
+// tells the core whether the handler behind it committed a response of its
+// own (echo handlers write to c.Response() directly).
+type echoWriter struct{ *echo.Response }
+
+// Written reports whether the response was committed.
+func (w echoWriter) Written() bool { return w.Committed }
 
 // serveNext is what [protocol.Handler.Middleware] runs for a verified
 // call: the next echo handler, on the verified request; an error it

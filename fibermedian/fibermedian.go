@@ -154,7 +154,9 @@ func Middleware(h *protocol.Handler) fiber.Handler {
 // execution_failed, and a call left unanswered is settled.
 func serveNext(c *fiber.Ctx, ctx context.Context) {
 	defer func() {
-		fasthttpio.Write(c.Response(), protocol.Settle(ctx, recover()))
+		if resp := protocol.Settle(ctx, recover()); fasthttpio.Untouched(c.Response()) {
+			fasthttpio.Write(c.Response(), resp)
+		}
 	}()
 	if err := c.Next(); err != nil {
 		fasthttpio.Write(c.Response(), protocol.Answer(ctx, nil, err))

@@ -55,10 +55,11 @@ func CallFrom(ctx context.Context) (*Call, bool) {
 // it [CodeUnknownTool] when it does not know it either.
 //
 // next sees the call on its request's context ([CallFrom]) and reads the
-// body as Median sent it. A call next leaves unanswered gets execution_failed
-// kept for its toolCallId, so a repeat is answered at once; a panic in next
-// is recovered, logged with its stack and answered execution_failed, so the
-// first answer is the contract's whatever recovery middleware runs outside.
+// body as Median sent it. A call next leaves unanswered (it writes nothing)
+// is answered execution_failed, and that answer is kept for its toolCallId,
+// so a repeat gets it at once; a panic in next is recovered, logged with its
+// stack and answered the same way, so the first answer is the contract's
+// whatever recovery middleware runs outside.
 // Mount it on the path with and without a trailing slash, for every method.
 func (h *Handler) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -70,21 +71,62 @@ func (h *Handler) Middleware(next http.Handler) http.Handler {
 		body := exchangeFrom(ctx).call.Body
 		r = r.WithContext(ctx)
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-		defer h.recoverHandler(ctx, w)
-		next.ServeHTTP(w, r)
+		tw := &writeTracker{ResponseWriter: w}
+		defer h.recoverHandler(ctx, tw)
+		next.ServeHTTP(tw, r)
 	})
 }
 
+// writeTracker records whether the handler behind the middleware wrote a
+// response of its own.
+type writeTracker struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (t *writeTracker) WriteHeader(code int) {
+	t.wrote = true
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *writeTracker) Write(b []byte) (int, error) {
+	t.wrote = true
+	return t.ResponseWriter.Write(b)
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (t *writeTracker) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// written reports whether a response was written or begun: through the
+// tracker, or through the framework writer underneath, for frameworks whose
+// handlers write to their own (gin's Written and Status, echo's adapter
+// passes the same).
+func (t *writeTracker) written() bool {
+	if t.wrote {
+		return true
+	}
+	if w, ok := t.ResponseWriter.(interface{ Written() bool }); ok && w.Written() {
+		return true
+	}
+	if w, ok := t.ResponseWriter.(interface{ Status() int }); ok && w.Status() != http.StatusOK {
+		return true
+	}
+	return false
+}
+
 // recoverHandler ends a middleware call: http.ErrAbortHandler is passed on,
-// as net/http expects, after the call is settled; any other panic is
-// answered.
-func (h *Handler) recoverHandler(ctx context.Context, w http.ResponseWriter) {
+// as net/http expects, after the call is settled; a panic, or a call the
+// handler left unanswered, is answered execution_failed unless the handler
+// wrote a response of its own.
+func (h *Handler) recoverHandler(ctx context.Context, tw *writeTracker) {
 	p := recover()
 	if p == http.ErrAbortHandler {
 		Settle(ctx, nil)
 		panic(p)
 	}
-	Settle(ctx, p).write(w)
+	if resp := Settle(ctx, p); !tw.written() {
+		resp.write(tw)
+	}
 }
 
 // Respond answers the verified call on r's context (see
@@ -127,11 +169,11 @@ var errNoCall = newError(CodeExecutionFailed, "no verified Median call on this r
 //
 // A panic is logged with its stack and answered execution_failed, so the
 // first answer is the contract's whatever recovery middleware runs outside.
-// A call the handler left unanswered gets execution_failed kept for its
-// toolCallId, so a repeat is answered at once instead of waiting for the
-// claim's lease and then running again. It returns the answer to write: the
-// panic's, or the zero Response (write nothing) when the handler returned
-// or had answered already.
+// A call the handler left unanswered gets execution_failed too, kept for
+// its toolCallId, so a repeat is answered at once instead of waiting for
+// the claim's lease and then running again. It returns that answer, which
+// the adapter writes unless the handler wrote a response of its own, or
+// the zero Response (write nothing) when the call was answered.
 func Settle(ctx context.Context, recovered any) Response {
 	ex := exchangeFrom(ctx)
 	if ex == nil {
@@ -148,9 +190,8 @@ func Settle(ctx context.Context, recovered any) Response {
 	if !ex.answered.CompareAndSwap(false, true) {
 		return Response{}
 	}
-	h.log.WarnContext(ctx, "median: a verified call was not answered; repeats of its toolCallId will answer execution_failed", "tool", ex.call.Tool, "toolCallId", ex.call.ToolCallID)
-	h.save(ctx, ex, errorResponse(newError(CodeExecutionFailed, "the server's handler did not answer this call")))
-	return Response{}
+	h.log.WarnContext(ctx, "median: a verified call was not answered; it and its repeats are answered execution_failed", "tool", ex.call.Tool, "toolCallId", ex.call.ToolCallID)
+	return h.finish(ctx, ex, errorResponse(newError(CodeExecutionFailed, "the server's handler did not answer this call")))
 }
 
 // finish keeps the answer of a call for replays and reports it.

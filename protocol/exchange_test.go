@@ -191,3 +191,25 @@ func TestObserverGetsTheRequestContext(t *testing.T) {
 	h.Serve(ctx, post(toolCall("t", "o1", `{"a":1}`)))
 	assert.True(t, ev.Replayed)
 }
+
+// TestMiddlewareAnswersACallLeftUnanswered: a handler that writes nothing
+// gets the contract's execution_failed on the first answer as on the
+// repeat; a handler that wrote its own response keeps it.
+func TestMiddlewareAnswersACallLeftUnanswered(t *testing.T) {
+	h, _ := newHandler(t, Config{ReplayLease: time.Hour})
+	silent := h.Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	body := toolCall("mine", "nothing_1", `{}`)
+	first := httptest.NewRecorder()
+	silent.ServeHTTP(first, httpPost("/", body))
+	assert.Equal(t, http.StatusOK, first.Code)
+	assert.JSONEq(t, `{"error":{"code":"execution_failed","message":"the server's handler did not answer this call"}}`, first.Body.String())
+	again := httptest.NewRecorder()
+	silent.ServeHTTP(again, httpPost("/", body))
+	assert.Equal(t, first.Body.String(), again.Body.String())
+
+	own := h.Middleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	rec := httptest.NewRecorder()
+	own.ServeHTTP(rec, httpPost("/", toolCall("mine", "nothing_2", `{}`)))
+	assert.Equal(t, http.StatusNoContent, rec.Code, "the handler's own answer stands")
+	assert.Empty(t, rec.Body.String())
+}

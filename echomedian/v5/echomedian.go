@@ -132,11 +132,23 @@ func Middleware(h *protocol.Handler) echo.MiddlewareFunc {
 		return func(c *echo.Context) error {
 			ctx := newContext(c, next)
 			defer ctx.Detach()
-			mw.ServeHTTP(c.Response(), c.Request().WithContext(ctx))
+			res, _ := echo.UnwrapResponse(c.Response())
+			mw.ServeHTTP(echoWriter{c.Response(), res}, c.Request().WithContext(ctx))
 			return nil
 		}
 	}
 }
+
+// echoWriter is echo's response as the core's middleware sees it: Written
+// tells the core whether the handler behind it committed a response of its
+// own (echo handlers write to c.Response() directly).
+type echoWriter struct {
+	http.ResponseWriter
+	res *echo.Response // nil when c.Response() is not echo's
+}
+
+// Written reports whether the response was committed.
+func (w echoWriter) Written() bool { return w.res != nil && w.res.Committed }
 
 // serveNext is what [protocol.Handler.Middleware] runs for a verified
 // call: the next echo handler, on the verified request; an error it

@@ -87,6 +87,9 @@ func netHTTPAnswer(answer adaptertest.Answer) http.Handler {
 		}
 		s.Body, s.BodyErr = io.ReadAll(r.Body)
 		result, err := answer(s)
+		if errors.Is(err, adaptertest.ErrNothing) {
+			return
+		}
 		if errors.Is(err, adaptertest.ErrNoAnswer) {
 			w.WriteHeader(http.StatusNoContent)
 			return

@@ -57,6 +57,9 @@ func ginAnswer(answer adaptertest.Answer) gin.HandlerFunc {
 		s.Visitor, s.VisitorOK = ginmedian.VisitorFrom(c)
 		s.Body, s.BodyErr = io.ReadAll(c.Request.Body)
 		result, err := answer(s)
+		if errors.Is(err, adaptertest.ErrNothing) {
+			return
+		}
 		if errors.Is(err, adaptertest.ErrNoAnswer) {
 			c.Status(http.StatusNoContent)
 			return

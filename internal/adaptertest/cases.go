@@ -108,12 +108,13 @@ type MiddlewareCase struct {
 
 // Tool names the kit's middleware handler answers itself.
 const (
-	ToolCustom       = "custom"        // answered with Handled
-	ToolCustomFail   = "custom_fail"   // answered with ErrFail
-	ToolCustomRefuse = "custom_refuse" // answered with Refusal
-	ToolCustomBody   = "custom_body"   // answered with BodySeen
-	ToolCustomSilent = "custom_silent" // not answered through Respond (ErrNoAnswer)
-	ToolCustomPanic  = "custom_panic"  // the handler panics
+	ToolCustom        = "custom"         // answered with Handled
+	ToolCustomFail    = "custom_fail"    // answered with ErrFail
+	ToolCustomRefuse  = "custom_refuse"  // answered with Refusal
+	ToolCustomBody    = "custom_body"    // answered with BodySeen
+	ToolCustomSilent  = "custom_silent"  // not answered through Respond (ErrNoAnswer)
+	ToolCustomNothing = "custom_nothing" // not answered at all (ErrNothing)
+	ToolCustomPanic   = "custom_panic"   // the handler panics
 )
 
 // AllTools are the tools the kit's handlers list in their manifest.
@@ -122,6 +123,10 @@ var AllTools = []string{ToolEcho, ToolFail, ToolPanic, ToolRefuse, ToolValue}
 // ErrNoAnswer tells the kit's framework handlers to answer 204 on their own,
 // without the adapter's Respond, as a handler that forgets Respond does.
 var ErrNoAnswer = errors.New("answer without Respond")
+
+// ErrNothing tells the kit's framework handlers to return without writing
+// anything: the middleware must answer the call itself.
+var ErrNothing = errors.New("no answer at all")
 
 // BodySeen is the result the kit's middleware handler answers for
 // ToolCustomBody: the body it read after the middleware.

@@ -130,6 +130,20 @@ func Run(t *testing.T, a Adapter) {
 		assert.Equal(t, 1, rec.Calls(), "the repeat does not reach the handler")
 	})
 
+	// A handler that returns without writing anything: the middleware
+	// answers execution_failed, the first time as for the repeat.
+	t.Run("middleware call not answered at all", func(t *testing.T) {
+		h, _ := NewHandler(func(cfg *protocol.Config) { cfg.ReplayLease = 20 * time.Second })
+		rec := &Recorder{}
+		c := Start(t, a.Middleware(h, rec.Answer))
+		body := ToolCall(ToolCustomNothing, "mw_nothing", `{}`)
+		first := c.Do(t, Signed(http.MethodPost, body))
+		Check(t, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "did not answer"}, first)
+		second := c.Do(t, Signed(http.MethodPost, body))
+		assert.Equal(t, first, second, "the repeat gets the first answer byte for byte")
+		assert.Equal(t, 1, rec.Calls(), "the repeat does not reach the handler")
+	})
+
 	t.Run("respond without middleware", func(t *testing.T) {
 		rec := &Recorder{}
 		c := Start(t, a.Bare(rec.Answer))
@@ -297,6 +311,8 @@ func (r *Recorder) Answer(s Seen) (any, error) {
 		return Refusal, nil
 	case ToolCustomSilent:
 		return nil, ErrNoAnswer
+	case ToolCustomNothing:
+		return nil, ErrNothing
 	case ToolCustomPanic:
 		panic("adaptertest: the handler behind the middleware panics")
 	}

@@ -114,3 +114,10 @@ func Write(res *fasthttp.Response, resp protocol.Response) {
 	}
 	res.SetBody(resp.Body)
 }
+
+// Untouched reports whether a handler left res as fasthttp starts it: status
+// 200, no body. The adapters write the core's answer to a call the handler
+// left unanswered only then, never over a response of the handler's own.
+func Untouched(res *fasthttp.Response) bool {
+	return res.StatusCode() == fasthttp.StatusOK && len(res.Body()) == 0 && !res.IsBodyStream()
+}
