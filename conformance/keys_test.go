@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"testing"
@@ -137,4 +138,32 @@ func TestKeyCasesWithoutABuilder(t *testing.T) {
 		assert.Contains(t, r.Message, "deployed", id)
 		assert.Contains(t, r.String(), "N/A "+id)
 	}
+}
+
+// app stands for an app that is not an http.Handler (a fiber app).
+type app struct{ h http.Handler }
+
+func doApp(a *app) func(*http.Request) (*http.Response, error) { return conformance.HandlerDo(a.h) }
+
+// TestDoBuilderRunsTheKeyCases: DoBuilder gives the key cases an ordinary
+// constructor of an app reached through a request function.
+func TestDoBuilderRunsTheKeyCases(t *testing.T) {
+	newApp := func(key string) (*app, error) {
+		h, err := protocol.New(protocol.Config{Keys: []string{key}, Tools: conformance.FixtureTools(), Logger: quiet})
+		if err != nil {
+			return nil, err // the usual constructor: nil and the key error
+		}
+		return &app{mux(h)}, nil
+	}
+	target := fixtureTarget(t, mux(newHandler(t, testKey, nil)))
+	target.BuildWithKey = conformance.DoBuilder(newApp, doApp)
+	report, err := conformance.Check(context.Background(), target, conformance.Options{Run: "^key/"})
+	require.NoError(t, err)
+	require.NotEmpty(t, report.Results)
+	for _, res := range report.Results {
+		assert.Equal(t, conformance.StatusPass, res.Status, "%s: %s", res.ID, res.Message)
+	}
+
+	_, err = conformance.DoBuilder(func(string) (*app, error) { return nil, nil }, doApp)(testKey)
+	assert.ErrorContains(t, err, "nil handler")
 }

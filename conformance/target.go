@@ -169,21 +169,30 @@ func URLTarget(url, key string) Target {
 // answers 500 with its key error; a constructor that returns nil on error
 // is fine too, if its error names the key problem).
 func HandlerBuilder[H http.Handler](newHandler func(key string) (H, error)) func(key string) (DoFunc, error) {
+	return DoBuilder(newHandler, func(h H) func(*http.Request) (*http.Response, error) { return HandlerDo(h) })
+}
+
+// DoBuilder is [HandlerBuilder] for an app that is not an http.Handler:
+// newApp is your constructor, do sends requests to what it built. For a
+// fiber app:
+//
+//	target.BuildWithKey = conformance.DoBuilder(NewApp, fibermedian.Do) // NewApp(key) (*fiber.App, error)
+func DoBuilder[A any](newApp func(key string) (A, error), do func(A) func(*http.Request) (*http.Response, error)) func(key string) (DoFunc, error) {
 	return func(key string) (DoFunc, error) {
-		h, err := newHandler(key)
-		if isNil(h) {
+		app, err := newApp(key)
+		if isNil(app) {
 			if err == nil {
 				err = errors.New("the constructor returned a nil handler and no error")
 			}
 			return nil, err
 		}
-		return HandlerDo(h), err
+		return do(app), err
 	}
 }
 
-// isNil reports whether h is nil, also when it is a nil pointer, map, func
-// or other nilable value inside the interface (a (*gin.Engine)(nil)).
-func isNil(h http.Handler) bool {
+// isNil reports whether v is nil, also when it is a nil pointer, map, func
+// or other nilable value inside an interface (a (*gin.Engine)(nil)).
+func isNil(h any) bool {
 	if h == nil {
 		return true
 	}

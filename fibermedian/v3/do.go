@@ -17,6 +17,10 @@ import (
 // length is read first and sent with its length; the caller's request is
 // left unchanged.
 //
+// In tests: conformance.DoTarget(fibermedian.Do(app), "/api/median", key)
+// describes the app, and conformance.DoBuilder(NewApp, fibermedian.Do)
+// lets the key cases build it with a bad key through your constructor.
+//
 // fiber's limiter middleware allows 5 requests a minute by default, far
 // fewer than a conformance run sends: raise its Max, or skip the Median
 // path with its Next function, in the app you test.
