@@ -362,3 +362,50 @@ func TestToolCallsAreTraced(t *testing.T) {
 	}
 	assert.Contains(t, names, "execute_tool "+catalog.LookupOrderTool)
 }
+
+// TestRedisOutage: the example's Redis client (examples/catalog/redis.go)
+// answers within the store deadline when Redis freezes or dies, runs no
+// tool then, and recovers by itself when Redis comes back.
+func TestRedisOutage(t *testing.T) {
+	srv := redistest.Start(t) // skipped without a redis-server binary
+	d, err := catalog.New(catalog.Options{Key: catalogtest.Key, RedisURL: "redis://" + srv.Addr + "/0", Logger: quiet})
+	require.NoError(t, err)
+	defer d.Close()
+	target := conformance.HandlerTarget(d.Handler, catalogtest.MountPath, catalogtest.Key)
+	lookup := func() conformance.Reply[map[string]any] {
+		return conformance.CallTool[map[string]any](t, target, catalog.LookupOrderTool, map[string]string{"orderId": "A-1001"},
+			conformance.WithVisitor(conformance.Visitor{Verified: true, ExternalID: "user_7"}))
+	}
+	works := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second) // the pool may need a moment to reconnect
+		for {
+			r := lookup()
+			if r.Error == nil {
+				assert.Equal(t, "A-1001", r.Result["orderId"], what)
+				return
+			}
+			require.True(t, time.Now().Before(deadline), "%s: still %s", what, r.Raw)
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	fails := func(what string) {
+		t.Helper()
+		start := time.Now()
+		r := lookup()
+		require.NotNil(t, r.Error, "%s: %s", what, r.Raw)
+		assert.Equal(t, protocol.CodeExecutionFailed, r.Error.Code)
+		assert.Contains(t, r.Error.Message, "not run")
+		// Bounds a hang, not a speed: the store deadline is 1 s.
+		assert.Less(t, time.Since(start), 5*time.Second, what)
+	}
+	works("before the outage")
+	srv.Pause()
+	fails("Redis frozen")
+	srv.Resume()
+	works("after SIGCONT")
+	srv.Kill()
+	fails("Redis killed")
+	srv.Restart()
+	works("after a restart")
+}
