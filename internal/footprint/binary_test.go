@@ -1,8 +1,6 @@
 package footprint
 
 import (
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -34,47 +32,23 @@ var frameworkImportsTesting = map[string][]string{
 // tests) links neither conformance, the kits of our tests, testify nor
 // goleak, and links "testing" only where the framework itself imports it.
 func TestAdapterBinaryLinksNoTestKit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the go command")
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH")
-	}
-	root := repoRoot(t)
-	for adapter := range heavy {
-		if adapter == "redis" || adapter == "otel" {
-			continue
+	eachAdapter(t, func(t *testing.T, adapter string) {
+		imports := listImports(t, module+"/"+adapter)
+		if len(imports) < 20 {
+			t.Fatalf("go list found only %d packages; the check itself is broken", len(imports))
 		}
-		t.Run(adapter, func(t *testing.T) {
-			imports := listImports(t, gobin, root, module+"/"+adapter)
-			if len(imports) < 20 {
-				t.Fatalf("go list found only %d packages; the check itself is broken", len(imports))
-			}
-			if msg := linksTestKit(adapter, imports); msg != "" {
-				t.Fatal(msg)
-			}
-		})
-	}
+		if msg := linksTestKit(adapter, imports); msg != "" {
+			t.Fatal(msg)
+		}
+	})
 }
 
 // listImports returns, for every package that building pkg (without its
 // tests) loads, the packages it imports.
-func listImports(t *testing.T, gobin, dir, pkg string) map[string][]string {
+func listImports(t *testing.T, pkg string) map[string][]string {
 	t.Helper()
-	cmd := exec.Command(gobin, "list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", pkg)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
-	out, err := cmd.Output()
-	if err != nil {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, stderr)
-	}
 	imports := map[string][]string{}
-	for line := range strings.Lines(string(out)) {
+	for line := range strings.Lines(goList(t, "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", pkg)) {
 		fields := strings.Fields(line)
 		if len(fields) > 0 {
 			imports[fields[0]] = fields[1:]

@@ -22,6 +22,49 @@ var heavy = map[string][]string{
 	"otel":           {"go.opentelemetry.io/otel"},
 }
 
+// neverAllowed are the entries of heavy that name no adapter: no adapter's
+// user may load them.
+var neverAllowed = map[string]bool{"redis": true, "otel": true}
+
+// eachAdapter runs check as a subtest for every adapter of heavy, skipping
+// the whole test when the go command cannot be run.
+func eachAdapter(t *testing.T, check func(t *testing.T, adapter string)) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command on PATH")
+	}
+	for adapter := range heavy {
+		if neverAllowed[adapter] {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(repoRoot(t), adapter)); err != nil {
+			t.Fatalf("adapter %s is missing: %v", adapter, err)
+		}
+		t.Run(adapter, func(t *testing.T) { check(t, adapter) })
+	}
+}
+
+// goList runs the go command's list with args in the module's root and
+// returns what it prints.
+func goList(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
+	cmd.Dir = repoRoot(t)
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	if err != nil {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	return string(out)
+}
+
 // repoRoot is the module's root directory.
 func repoRoot(t *testing.T) string {
 	t.Helper()
@@ -33,54 +76,16 @@ func repoRoot(t *testing.T) string {
 // imports (the adapter, protocol and conformance) and their tests, which go
 // mod tidy loads too, reach no other framework.
 func TestOneAdapterLoadsOneFramework(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the go command")
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH")
-	}
-	root := repoRoot(t)
-	for adapter := range heavy {
-		if adapter == "redis" || adapter == "otel" {
-			continue
+	eachAdapter(t, func(t *testing.T, adapter string) {
+		loaded := strings.Fields(goList(t, "-deps", "-test", "-f", "{{.ImportPath}}",
+			module+"/"+adapter, module+"/protocol", module+"/conformance"))
+		if len(loaded) < 20 {
+			t.Fatalf("go list found only %d packages; the check itself is broken", len(loaded))
 		}
-		if _, err := os.Stat(filepath.Join(root, adapter)); err != nil {
-			t.Fatalf("adapter %s is missing: %v", adapter, err)
+		if err := forbidden(adapter, loaded); err != "" {
+			t.Fatal(err)
 		}
-		t.Run(adapter, func(t *testing.T) {
-			pkgs := []string{
-				"github.com/median-go/median/" + adapter,
-				"github.com/median-go/median/protocol",
-				"github.com/median-go/median/conformance",
-			}
-			loaded := listDeps(t, gobin, root, pkgs)
-			if len(loaded) < 20 {
-				t.Fatalf("go list found only %d packages; the check itself is broken", len(loaded))
-			}
-			if err := forbidden(adapter, loaded); err != "" {
-				t.Fatal(err)
-			}
-		})
-	}
-}
-
-// listDeps returns every package that building and testing pkgs loads.
-func listDeps(t *testing.T, gobin, dir string, pkgs []string) []string {
-	t.Helper()
-	args := append([]string{"list", "-deps", "-test", "-f", "{{.ImportPath}}"}, pkgs...)
-	cmd := exec.Command(gobin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
-	out, err := cmd.Output()
-	if err != nil {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, stderr)
-	}
-	return strings.Fields(string(out))
+	})
 }
 
 // forbidden names the packages of loaded that a user of adapter must not
