@@ -1,12 +1,12 @@
 package fibermedian
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/gofiber/fiber/v3"
+
+	"github.com/median-go/median/internal/fasthttpio"
 )
 
 // Do returns a function that sends one net/http request through app in
@@ -26,18 +26,9 @@ import (
 // path with its Next function, in the app you test.
 func Do(app *fiber.App) func(*http.Request) (*http.Response, error) {
 	return func(r *http.Request) (*http.Response, error) {
-		r = r.Clone(r.Context()) // app.Test adds headers: leave the caller's request alone
-		if r.Body != nil && r.Body != http.NoBody && r.ContentLength < 0 {
-			body, err := io.ReadAll(r.Body)
-			_ = r.Body.Close()
-			if err != nil {
-				return nil, fmt.Errorf("fibermedian: reading the request body: %w", err)
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			r.ContentLength = int64(len(body))
-		}
-		if r.Body == nil {
-			r.Body = http.NoBody
+		r, err := fasthttpio.TestRequest(r)
+		if err != nil {
+			return nil, fmt.Errorf("fibermedian: %w", err)
 		}
 		return app.Test(r, fiber.TestConfig{Timeout: 0})
 	}

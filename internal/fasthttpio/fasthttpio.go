@@ -11,6 +11,7 @@ package fasthttpio
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -120,4 +121,25 @@ func Write(res *fasthttp.Response, resp protocol.Response) {
 // left unanswered only then, never over a response of the handler's own.
 func Untouched(res *fasthttp.Response) bool {
 	return res.StatusCode() == fasthttp.StatusOK && len(res.Body()) == 0 && !res.IsBodyStream()
+}
+
+// TestRequest returns a copy of r ready for a framework's in-memory test
+// call (fiber's app.Test): the caller's request is left alone (app.Test
+// adds headers), a body of unknown length is read first and sent with its
+// length, and a missing body is http.NoBody.
+func TestRequest(r *http.Request) (*http.Request, error) {
+	r = r.Clone(r.Context())
+	if r.Body != nil && r.Body != http.NoBody && r.ContentLength < 0 {
+		body, err := io.ReadAll(r.Body)
+		_ = r.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("reading the request body: %w", err)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+	}
+	if r.Body == nil {
+		r.Body = http.NoBody
+	}
+	return r, nil
 }
