@@ -206,22 +206,9 @@ func BenchmarkTypedCall(b *testing.B) {
 				body := []byte(toolCall("quote_order", fmt.Sprintf("call_%032d", i), input))
 				reqs = append(reqs, Request{Method: http.MethodPost, Signature: mustParseKey(testKey).Sign(testNow, body), BodyBytes: body, ContentLength: int64(len(body))})
 			}
-			ctx := context.Background()
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
-			i := 0
-			for b.Loop() {
-				if i == len(reqs) {
-					b.StopTimer()
-					h.store = newMemoryStore(0, nil)
-					i = 0
-					b.StartTimer()
-				}
-				if resp := h.Serve(ctx, reqs[i]); resp.Status != 200 || resp.code != "" || resp.replayed {
-					b.Fatalf("%d %.200s", resp.Status, resp.Body)
-				}
-				i++
-			}
+			serveUnique(b, h, reqs)
 		})
 		b.Run("size="+size.name+"/impl=median-noreplay", func(b *testing.B) {
 			h, err := New(Config{Keys: []string{testKey}, Now: func() time.Time { return testNow }, Logger: discardLogger(), Tools: []*Tool{tool}, DisableReplayProtection: true})
