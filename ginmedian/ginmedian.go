@@ -109,12 +109,21 @@ func Middleware(h *protocol.Handler) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ctx := newContext(c)
 		defer ctx.Detach()
-		mw.ServeHTTP(c.Writer, c.Request.WithContext(ctx))
+		mw.ServeHTTP(ginWriter{c.Writer}, c.Request.WithContext(ctx))
 		if !ctx.nextReturned { // answered here, or the chain panicked
 			c.Abort()
 		}
 	}
 }
+
+// ginWriter is gin's response writer as the core's middleware sees it:
+// Written tells the core whether the handlers behind it answered on their
+// own (gin handlers write to c.Writer directly, and gin writes a status set
+// with c.Status only once the chain ends).
+type ginWriter struct{ gin.ResponseWriter }
+
+// Written reports whether the response was written or given a status.
+func (w ginWriter) Written() bool { return w.ResponseWriter.Written() || w.Status() != http.StatusOK }
 
 // serveNext is what [protocol.Handler.Middleware] runs for a verified
 // call: the rest of the gin chain, on the verified request.

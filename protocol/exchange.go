@@ -98,20 +98,16 @@ func (t *writeTracker) Write(b []byte) (int, error) {
 func (t *writeTracker) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
 // written reports whether a response was written or begun: through the
-// tracker, or through the framework writer underneath, for frameworks whose
-// handlers write to their own (gin's Written and Status, echo's adapter
-// passes the same).
+// tracker, or, for frameworks whose handlers write to their own writer
+// rather than the one the middleware passes on, as the writer underneath
+// reports with a Written() bool method (the gin and echo adapters pass
+// one).
 func (t *writeTracker) written() bool {
 	if t.wrote {
 		return true
 	}
-	if w, ok := t.ResponseWriter.(interface{ Written() bool }); ok && w.Written() {
-		return true
-	}
-	if w, ok := t.ResponseWriter.(interface{ Status() int }); ok && w.Status() != http.StatusOK {
-		return true
-	}
-	return false
+	w, ok := t.ResponseWriter.(interface{ Written() bool })
+	return ok && w.Written()
 }
 
 // recoverHandler ends a middleware call: http.ErrAbortHandler is passed on,
