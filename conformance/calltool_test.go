@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -51,7 +52,7 @@ func TestCallToolDecodesEachKindOfAnswer(t *testing.T) {
 	target := conformance.HandlerTarget(mux(newHandler(t, testKey, nil)), mountPath, testKey)
 
 	type echo struct{ Message string }
-	r := conformance.CallTool[echo](t, target, "echo", map[string]string{"message": "hi"})
+	r := conformance.CallTool[echo](t, target, conformance.ToolSample{Tool: "echo", Input: map[string]string{"message": "hi"}})
 	require.Nil(t, r.Error)
 	require.Nil(t, r.Refusal)
 	assert.Equal(t, echo{Message: "hi"}, r.Result)
@@ -60,30 +61,29 @@ func TestCallToolDecodesEachKindOfAnswer(t *testing.T) {
 	assert.Equal(t, "application/json", r.Header.Get("Content-Type"))
 	assert.Regexp(t, `^call_[0-9a-f]{32}$`, r.ToolCallID)
 
-	r2 := conformance.CallTool[map[string]any](t, target, "refuse", nil)
+	r2 := conformance.CallTool[map[string]any](t, target, conformance.ToolSample{Tool: "refuse"})
 	require.Nil(t, r2.Error)
 	require.NotNil(t, r2.Refusal)
 	assert.Nil(t, r2.Result, "a refusal leaves Result zero")
 	no := false
 	assert.Equal(t, conformance.Refusal{OK: &no, Allowed: &no, Outcome: "blocked", Reason: "not_signed_in", Detail: "Sign in to see your orders."}, *r2.Refusal)
 
-	r2 = conformance.CallTool[map[string]any](t, target, "refuse", nil,
-		conformance.WithVisitor(conformance.Visitor{Verified: true, ExternalID: "user_7"}))
+	r2 = conformance.CallTool[map[string]any](t, target, conformance.ToolSample{Tool: "refuse", Visitor: conformance.Visitor{Verified: true, ExternalID: "user_7"}})
 	require.Nil(t, r2.Refusal)
 	assert.Equal(t, map[string]any{"orders": []any{}}, r2.Result)
 
-	r3 := conformance.CallTool[json.RawMessage](t, target, "echo", json.RawMessage(`{"message":5}`))
+	r3 := conformance.CallTool[json.RawMessage](t, target, conformance.ToolSample{Tool: "echo", Input: json.RawMessage(`{"message":5}`)})
 	require.NotNil(t, r3.Error)
 	assert.Equal(t, protocol.CodeInvalidInput, r3.Error.Code)
 	assert.Contains(t, r3.Error.Message, "message")
 	assert.Equal(t, http.StatusBadRequest, r3.Status)
 
-	r3 = conformance.CallTool[json.RawMessage](t, target, "fail", []byte(`{}`))
+	r3 = conformance.CallTool[json.RawMessage](t, target, conformance.ToolSample{Tool: "fail", Input: []byte(`{}`)})
 	require.NotNil(t, r3.Error)
 	assert.Equal(t, protocol.CodeExecutionFailed, r3.Error.Code)
 	assert.Equal(t, http.StatusOK, r3.Status)
 
-	r3 = conformance.CallTool[json.RawMessage](t, target, "no_such_tool", nil)
+	r3 = conformance.CallTool[json.RawMessage](t, target, conformance.ToolSample{Tool: "no_such_tool"})
 	require.NotNil(t, r3.Error)
 	assert.Equal(t, protocol.CodeUnknownTool, r3.Error.Code)
 }
@@ -99,7 +99,7 @@ func TestCallToolReadsTheProductPagesRefusal(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, `{"result":{"ok":false,"reason":"not_signed_in","detail":"Sign in to see orders."}}`)
 	})
-	r := conformance.CallTool[any](t, conformance.HandlerTarget(page, mountPath, testKey), "lookup_order", nil)
+	r := conformance.CallTool[any](t, conformance.HandlerTarget(page, mountPath, testKey), conformance.ToolSample{Tool: "lookup_order"})
 	require.NotNil(t, r.Refusal)
 	no := false
 	assert.Equal(t, conformance.Refusal{OK: &no, Reason: "not_signed_in", Detail: "Sign in to see orders."}, *r.Refusal)
@@ -110,36 +110,60 @@ func TestCallToolSendsTheCallMedianSends(t *testing.T) {
 	ctx := func(i int) map[string]any { return bodies()[i]["context"].(map[string]any) }
 
 	// Defaults: the declared risk; approvedBy only where the risk needs it.
-	r := conformance.CallTool[map[string]any](t, target, "refund", map[string]string{"orderId": "A-1"})
+	r := conformance.CallTool[map[string]any](t, target, conformance.ToolSample{Tool: "refund", Input: map[string]string{"orderId": "A-1"}})
 	require.Nil(t, r.Error)
 	assert.Equal(t, map[string]any{"orderId": "A-1", "refunded": true}, r.Result)
 	assert.Equal(t, "high", ctx(0)["risk"])
 	assert.Equal(t, "A teammate", ctx(0)["approvedBy"])
 	assert.Equal(t, map[string]any{"verified": false}, ctx(0)["visitor"])
 
-	conformance.CallTool[any](t, target, "strict", map[string]any{"plan": "pro", "seats": 1})
+	conformance.CallTool[any](t, target, conformance.ToolSample{Tool: "strict", Input: map[string]any{"plan": "pro", "seats": 1}})
 	assert.Equal(t, "medium", ctx(1)["risk"])
 	assert.NotContains(t, ctx(1), "approvedBy")
 
-	// Options override every default.
-	r = conformance.CallTool[map[string]any](t, target, "refund", map[string]string{"orderId": "A-2"},
-		conformance.WithRisk("reviewed"), conformance.WithApprovedBy(""),
-		conformance.WithToolCallID("test_0001"), conformance.WithConversationID("conv_1"),
-		conformance.WithVisitor(conformance.Visitor{Verified: true, ExternalID: "user_7", Email: "a@b.c", Name: "Ada"}))
+	// The sample's fields override every default.
+	r = conformance.CallTool[map[string]any](t, target, conformance.ToolSample{
+		Tool: "refund", Input: map[string]string{"orderId": "A-2"},
+		Risk: "reviewed", Unapproved: true, ToolCallID: "test_0001", ConversationID: "conv_1",
+		Visitor: conformance.Visitor{Verified: true, ExternalID: "user_7", Email: "a@b.c", Name: "Ada"},
+	})
 	assert.Equal(t, "test_0001", r.ToolCallID)
 	b := bodies()[2]
 	assert.Equal(t, "test_0001", b["toolCallId"])
 	assert.Equal(t, map[string]any{"conversationId": "conv_1", "risk": "reviewed",
 		"visitor": map[string]any{"verified": true, "externalId": "user_7", "email": "a@b.c", "name": "Ada"}}, b["context"])
 
-	conformance.CallTool[any](t, target, "echo", nil, conformance.WithRisk("high"), conformance.WithApprovedBy("Grace"))
+	conformance.CallTool[any](t, target, conformance.ToolSample{Tool: "echo", Risk: "high", ApprovedBy: "Grace"})
 	assert.Equal(t, "Grace", ctx(3)["approvedBy"])
 	assert.Equal(t, map[string]any{}, bodies()[3]["input"], "nil input is {}")
 
 	// The same id and body again: the stored answer, byte for byte.
-	first := conformance.CallTool[map[string]any](t, target, "counter", nil, conformance.WithToolCallID("call_again"), conformance.WithConversationID("conv_again"))
-	again := conformance.CallTool[map[string]any](t, target, "counter", nil, conformance.WithToolCallID("call_again"), conformance.WithConversationID("conv_again"))
+	first := conformance.CallTool[map[string]any](t, target, conformance.ToolSample{Tool: "counter", ToolCallID: "call_again", ConversationID: "conv_again"})
+	again := conformance.CallTool[map[string]any](t, target, conformance.ToolSample{Tool: "counter", ToolCallID: "call_again", ConversationID: "conv_again"})
 	assert.Equal(t, string(first.Raw), string(again.Raw))
+}
+
+// TestCallToolRepeatsWithTheReplysToolCallID: the repeat the Reply's
+// ToolCallID doc describes sends the same body (the conversationId follows
+// from the toolCallId), so it gets the first answer, not 409.
+func TestCallToolRepeatsWithTheReplysToolCallID(t *testing.T) {
+	target, bodies := recording(conformance.HandlerTarget(mux(newHandler(t, testKey, nil)), mountPath, testKey))
+	call := conformance.ToolSample{Tool: "counter", Visitor: conformance.Visitor{Verified: true, ExternalID: "user_7"}}
+	first := conformance.CallTool[map[string]int](t, target, call)
+	require.Nil(t, first.Error, "%s", first.Raw)
+
+	call.ToolCallID = first.ToolCallID
+	again := conformance.CallTool[map[string]int](t, target, call)
+	require.Nil(t, again.Error, "the repeat must get the first answer, not %s", again.Raw)
+	assert.Equal(t, http.StatusOK, again.Status)
+	assert.Equal(t, string(first.Raw), string(again.Raw), "the stored answer, byte for byte: the tool ran once")
+	require.Len(t, bodies(), 2)
+	assert.Equal(t, bodies()[0], bodies()[1], "a repeat sends the same body")
+
+	other := conformance.CallTool[map[string]int](t, target, conformance.ToolSample{Tool: "counter"})
+	assert.NotEqual(t, bodies()[0]["context"].(map[string]any)["conversationId"], bodies()[2]["context"].(map[string]any)["conversationId"],
+		"another toolCallId is another conversation")
+	assert.Greater(t, other.Result["run"], first.Result["run"])
 }
 
 // fakeTB records what CallTool reports instead of stopping a test.
@@ -167,13 +191,21 @@ func TestCallToolStopsTheTestWhenItCannotAnswer(t *testing.T) {
 		want   string
 		status int
 	}{
-		{"not the contract's answer", func(tb testing.TB) { conformance.CallTool[any](tb, text, "echo", nil) }, "status 502: not the contract's answer", http.StatusBadGateway},
-		{"result of another type", func(tb testing.TB) { conformance.CallTool[int](tb, good, "echo", map[string]string{"message": "hi"}) }, "the result does not decode into int", http.StatusOK},
-		{"no answer", func(tb testing.TB) { conformance.CallTool[any](tb, down, "echo", nil) }, "no answer: connection refused", 0},
-		{"unusable key", func(tb testing.TB) { conformance.CallTool[any](tb, badKey, "echo", nil) }, "Target.Key is not usable", 0},
-		{"invalid raw input", func(tb testing.TB) { conformance.CallTool[any](tb, good, "echo", json.RawMessage(`{"message":`)) }, "the input is not valid JSON", 0},
-		{"input that does not encode", func(tb testing.TB) { conformance.CallTool[any](tb, good, "echo", func() {}) }, "encoding the input", 0},
-		{"incomplete target", func(tb testing.TB) { conformance.CallTool[any](tb, conformance.Target{}, "echo", nil) }, "Target.Do is nil", 0},
+		{"not the contract's answer", func(tb testing.TB) { conformance.CallTool[any](tb, text, conformance.ToolSample{Tool: "echo"}) }, "status 502: not the contract's answer", http.StatusBadGateway},
+		{"result of another type", func(tb testing.TB) {
+			conformance.CallTool[int](tb, good, conformance.ToolSample{Tool: "echo", Input: map[string]string{"message": "hi"}})
+		}, "the result does not decode into int", http.StatusOK},
+		{"no answer", func(tb testing.TB) { conformance.CallTool[any](tb, down, conformance.ToolSample{Tool: "echo"}) }, "no answer: connection refused", 0},
+		{"unusable key", func(tb testing.TB) { conformance.CallTool[any](tb, badKey, conformance.ToolSample{Tool: "echo"}) }, "Target.Key is not usable", 0},
+		{"invalid raw input", func(tb testing.TB) {
+			conformance.CallTool[any](tb, good, conformance.ToolSample{Tool: "echo", Input: json.RawMessage(`{"message":`)})
+		}, "the input is not valid JSON", 0},
+		{"input that does not encode", func(tb testing.TB) {
+			conformance.CallTool[any](tb, good, conformance.ToolSample{Tool: "echo", Input: func() {}})
+		}, "encoding the input", 0},
+		{"incomplete target", func(tb testing.TB) {
+			conformance.CallTool[any](tb, conformance.Target{}, conformance.ToolSample{Tool: "echo"})
+		}, "Target.Do is nil", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -185,8 +217,53 @@ func TestCallToolStopsTheTestWhenItCannotAnswer(t *testing.T) {
 	}
 
 	// Call, the testing-free form, fills the reply as far as it can.
-	r, err := conformance.Call[any](t.Context(), text, "echo", nil)
+	r, err := conformance.Call[any](t.Context(), text, conformance.ToolSample{Tool: "echo"})
 	require.Error(t, err)
 	assert.Equal(t, http.StatusBadGateway, r.Status)
 	assert.True(t, strings.HasPrefix(string(r.Raw), "upstream timed out"))
+}
+
+// TestEveryRequestCarriesTheSuitesUserAgent: the server's log tells the
+// suite's calls apart by their User-Agent, for every request of a run, of
+// CallTool and of the key cases' rebuilt endpoints; Target.UserAgent
+// replaces it.
+func TestEveryRequestCarriesTheSuitesUserAgent(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		agents = map[string]int{}
+	)
+	seen := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			agents[r.UserAgent()]++
+			mu.Unlock()
+			h.ServeHTTP(w, r)
+		})
+	}
+	srv := httptest.NewServer(seen(mux(newHandler(t, testKey, nil))))
+	defer srv.Close()
+	target := fixtureTarget(t, seen(mux(newHandler(t, testKey, nil))))
+	target.BuildWithKey = func(key string) (func(*http.Request) (*http.Response, error), error) {
+		return inProcess(seen(mux(newHandler(t, key, nil)))), nil
+	}
+	rep, err := conformance.Check(t.Context(), target, conformance.Options{})
+	require.NoError(t, err)
+	require.NoError(t, rep.Err())
+	conformance.CallTool[any](t, target, conformance.ToolSample{Tool: "echo", Input: map[string]string{"message": "hi"}})
+	conformance.CallTool[any](t, conformance.URLTarget(srv.URL+mountPath, testKey), conformance.ToolSample{Tool: "echo", Input: map[string]string{"message": "hi"}})
+
+	mu.Lock()
+	require.Len(t, agents, 1, "one User-Agent on every request: %v", agents)
+	for ua, n := range agents {
+		assert.Regexp(t, `^median-go-conformance/\S+$`, ua)
+		assert.Greater(t, n, len(conformance.Cases()), "every request of the run")
+	}
+	clear(agents)
+	mu.Unlock()
+
+	target.UserAgent = "mediancheck/v1.0.0"
+	conformance.CallTool[any](t, target, conformance.ToolSample{Tool: "echo"})
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, map[string]int{"mediancheck/v1.0.0": 2}, agents, "the manifest GET and the call")
 }

@@ -11,11 +11,11 @@ import (
 
 // representative sends one request for each kind of answer that needs no
 // tool: 405, 401, 400, 404, 400 unknown_op and diagnostics.
-func representative(s *session) []*exchange {
-	return []*exchange{
-		s.send(&exchange{method: http.MethodPut, body: []byte(`{}`)}),
-		s.send(&exchange{method: http.MethodPost, body: probe().bytes()}),
-		s.send(&exchange{method: http.MethodPost, body: []byte(`{}`), signature: "t=1,v1=nothex", sendSig: true}),
+func representative(s *session) []*roundTrip {
+	return []*roundTrip{
+		s.send(&roundTrip{method: http.MethodPut, body: []byte(`{}`)}),
+		s.send(&roundTrip{method: http.MethodPost, body: probe().bytes()}),
+		s.send(&roundTrip{method: http.MethodPost, body: []byte(`{}`), signature: "t=1,v1=nothex", sendSig: true}),
 		s.post([]byte(`not json`)),
 		s.post(probe().bytes()),
 		s.post([]byte(`{"op":"reindex"}`)),
@@ -30,7 +30,7 @@ func statusOf(code string) []int { return codeStatuses[protocol.Code(code)] }
 // formatCases check §3 and §7 over a set of answers of every kind.
 func formatCases() []testCase {
 	return []testCase{
-		c("format/content-type", "§3", "every answer, refusals and the manifest included, has Content-Type: application/json", false, func(s *session) outcome {
+		c("format/content-type", "§3", "every answer, refusals and the manifest included, has Content-Type: application/json", false, func(s *session) finding {
 			for _, x := range append(representative(s), s.get()) {
 				if x.err != nil {
 					return fail(x, "an answer", "the request got no answer")
@@ -41,7 +41,7 @@ func formatCases() []testCase {
 			}
 			return pass(nil)
 		}),
-		c("format/envelope", "§3", `every POST answer is exactly {"result": …} or {"error": {"code": …, "message": …}}`, false, func(s *session) outcome {
+		c("format/envelope", "§3", `every POST answer is exactly {"result": …} or {"error": {"code": …, "message": …}}`, false, func(s *session) finding {
 			for _, x := range representative(s) {
 				if x.err != nil {
 					return fail(x, "an answer", "the request got no answer")
@@ -52,7 +52,7 @@ func formatCases() []testCase {
 			}
 			return pass(nil)
 		}),
-		c("format/status-matches-code", "§7", "every error answer's status is the one the contract gives its code, and every code is one of the contract's", false, func(s *session) outcome {
+		c("format/status-matches-code", "§7", "every error answer's status is the one the contract gives its code, and every code is one of the contract's", false, func(s *session) finding {
 			for _, x := range representative(s) {
 				a, err := parseAnswer(x.resp)
 				if x.err != nil || err != nil {
@@ -82,7 +82,7 @@ func formatCases() []testCase {
 }
 
 // describe names a representative request in failure messages.
-func describe(x *exchange) string {
+func describe(x *roundTrip) string {
 	switch {
 	case x.method != http.MethodPost && x.method != http.MethodGet:
 		return "(any body)"
@@ -95,7 +95,7 @@ func describe(x *exchange) string {
 // manifestCases check §6: the signed GET that lists the tools.
 func manifestCases() []testCase {
 	return []testCase{
-		c("manifest/signed-get", "§6", `a signed GET answers 200 {"tools": [...]}, each with a valid name, a description, a risk and an object inputSchema`, false, func(s *session) outcome {
+		c("manifest/signed-get", "§6", `a signed GET answers 200 {"tools": [...]}, each with a valid name, a description, a risk and an object inputSchema`, false, func(s *session) finding {
 			x := s.get()
 			want := `200 application/json {"tools": [{"name", "description", "risk", "inputSchema"}]}`
 			if x.err != nil {
@@ -109,16 +109,16 @@ func manifestCases() []testCase {
 			}
 			return pass(x)
 		}),
-		c("manifest/unsigned-get", "§6", "an unsigned GET is refused 401 missing_signature: the tool list is not public", false, func(s *session) outcome {
-			return expectError(s.send(&exchange{method: http.MethodGet}), http.StatusUnauthorized, protocol.CodeMissingSignature)
+		c("manifest/unsigned-get", "§6", "an unsigned GET is refused 401 missing_signature: the tool list is not public", false, func(s *session) finding {
+			return expectError(s.send(&roundTrip{method: http.MethodGet}), http.StatusUnauthorized, protocol.CodeMissingSignature)
 		}),
-		c("manifest/wrong-key-get", "§6", "a GET signed with another key is refused 401 invalid_signature", false, func(s *session) outcome {
-			x := s.send(&exchange{method: http.MethodGet, signature: signWith(wrongKey, s.now(), nil)})
+		c("manifest/wrong-key-get", "§6", "a GET signed with another key is refused 401 invalid_signature", false, func(s *session) finding {
+			x := s.send(&roundTrip{method: http.MethodGet, signature: signWith(wrongKey, s.now(), nil)})
 			return expectError(x, http.StatusUnauthorized, protocol.CodeInvalidSignature)
 		}),
-		c("manifest/lists-sample-tools", "§6", "every tool named in Target.Tools is in the manifest, so Median can call it", false, func(s *session) outcome {
+		c("manifest/lists-sample-tools", "§6", "every tool named in Target.Tools is in the manifest, so Median can call it", false, func(s *session) finding {
 			if len(s.t.Tools) == 0 {
-				return skip("no tool samples: add ToolSamples entries to Target.Tools (mediancheck: -samples FILE.json)")
+				return skip("no tool samples: add ToolSample entries to Target.Tools (mediancheck: -samples FILE.json)")
 			}
 			m, err := s.manifestTools()
 			if err != nil {

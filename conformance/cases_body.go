@@ -55,7 +55,7 @@ func indentJSON(raw []byte) []byte {
 // bodyCases check §2: the body's shape, and its size limit.
 func bodyCases() []testCase {
 	invalid := func(id, title string, body func() []byte) testCase {
-		return c("body/"+id, "§2", title+" is refused 400 invalid_body", false, func(s *session) outcome {
+		return c("body/"+id, "§2", title+" is refused 400 invalid_body", false, func(s *session) finding {
 			return expectError(s.post(body()), http.StatusBadRequest, protocol.CodeInvalidBody)
 		})
 	}
@@ -74,20 +74,20 @@ func bodyCases() []testCase {
 		)
 	}
 	out = append(out,
-		c("body/unknown-fields-ignored", "§2", "unknown extra fields in the body, context and visitor are ignored", false, func(s *session) outcome {
+		c("body/unknown-fields-ignored", "§2", "unknown extra fields in the body, context and visitor are ignored", false, func(s *session) finding {
 			p := probe().setPath("extra", map[string]any{"added": "later"}, false).
 				setPath("context.channel", "web", false).
 				setPath("context.visitor.locale", "fr", false)
 			return expectAccepted(s.post(p.bytes()), "unknown fields are ignored")
 		}),
-		c("body/approved-by", "§2", "a ToolCall with context.approvedBy (an approved call) has a valid shape", false, func(s *session) outcome {
+		c("body/approved-by", "§2", "a ToolCall with context.approvedBy (an approved call) has a valid shape", false, func(s *session) finding {
 			p := probe().setPath("context.approvedBy", "A test from the CLI", false).setPath("context.risk", "high", false)
 			return expectAccepted(s.post(p.bytes()), "approvedBy is an optional string")
 		}),
-		c("body/oversized", "§2", "a body one byte over the limit (Target.MaxBodyBytes, default 1 MiB) is refused 413 invalid_body", false, func(s *session) outcome {
+		c("body/oversized", "§2", "a body one byte over the limit (Target.MaxBodyBytes, default 1 MiB) is refused 413 invalid_body", false, func(s *session) finding {
 			return expectError(s.sendEarlyAnswer(oversized(s, false)), http.StatusRequestEntityTooLarge, protocol.CodeInvalidBody)
 		}),
-		c("body/oversized-chunked", "§2", "a body over the limit sent without Content-Length (chunked) is refused 413 invalid_body", false, func(s *session) outcome {
+		c("body/oversized-chunked", "§2", "a body over the limit sent without Content-Length (chunked) is refused 413 invalid_body", false, func(s *session) finding {
 			return expectError(s.sendEarlyAnswer(oversized(s, true)), http.StatusRequestEntityTooLarge, protocol.CodeInvalidBody)
 		}),
 	)
@@ -96,7 +96,7 @@ func bodyCases() []testCase {
 
 // oversized returns a signed request whose body is a JSON object one byte
 // longer than the target's limit: {"tool":"...", then spaces, then }.
-func oversized(s *session, chunked bool) *exchange {
+func oversized(s *session, chunked bool) *roundTrip {
 	n := int(s.t.MaxBodyBytes) + 1
 	head := `{"pad":"`
 	body := make([]byte, n)
@@ -105,7 +105,7 @@ func oversized(s *session, chunked bool) *exchange {
 		body[i] = 'x'
 	}
 	body[n-2], body[n-1] = '"', '}'
-	x := &exchange{method: http.MethodPost, body: body, signature: s.sign(s.now(), body), chunked: chunked}
+	x := &roundTrip{method: http.MethodPost, body: body, signature: s.sign(s.now(), body), chunked: chunked}
 	x.curlBody = fmt.Sprintf(`{ printf '%s'; head -c %d /dev/zero | tr '\0' x; printf '"}'; }`, head, n-len(head)-2)
 	return x
 }
@@ -124,7 +124,7 @@ func jsonTypeName(v any) string {
 // opsCases check §4: diagnostics and unknown ops.
 func opsCases() []testCase {
 	return []testCase{
-		c("ops/diagnostics", "§4", `{"op":"diagnostics"} answers 200 with a result, or 200 diagnostics_unsupported`, false, func(s *session) outcome {
+		c("ops/diagnostics", "§4", `{"op":"diagnostics"} answers 200 with a result, or 200 diagnostics_unsupported`, false, func(s *session) finding {
 			x := s.post([]byte(`{"op":"diagnostics"}`))
 			want := `200 {"result": …} or 200 {"error":{"code":"diagnostics_unsupported",…}}`
 			if x.err != nil {
@@ -143,10 +143,10 @@ func opsCases() []testCase {
 			}
 			return pass(x)
 		}),
-		c("ops/unknown", "§4", `{"op":"reindex"} is refused 400 unknown_op`, false, func(s *session) outcome {
+		c("ops/unknown", "§4", `{"op":"reindex"} is refused 400 unknown_op`, false, func(s *session) finding {
 			return expectError(s.post([]byte(`{"op":"reindex"}`)), http.StatusBadRequest, protocol.CodeUnknownOp)
 		}),
-		c("ops/not-a-string", "§2", `{"op":5} is refused 400 unknown_op: any value other than "diagnostics"`, false, func(s *session) outcome {
+		c("ops/not-a-string", "§2", `{"op":5} is refused 400 unknown_op: any value other than "diagnostics"`, false, func(s *session) finding {
 			return expectError(s.post([]byte(`{"op":5}`)), http.StatusBadRequest, protocol.CodeUnknownOp)
 		}),
 	}
@@ -156,16 +156,16 @@ func opsCases() []testCase {
 // does not know.
 func routingCases() []testCase {
 	return []testCase{
-		c("routing/unknown-tool", "§2", "a ToolCall for a tool the endpoint does not register is refused 404 unknown_tool (JSON, not a framework's 404 page)", false, func(s *session) outcome {
+		c("routing/unknown-tool", "§2", "a ToolCall for a tool the endpoint does not register is refused 404 unknown_tool (JSON, not a framework's 404 page)", false, func(s *session) finding {
 			return expectError(s.post(probe().bytes()), http.StatusNotFound, protocol.CodeUnknownTool)
 		}),
-		c("routing/trailing-slash", "§1", "the mount path is answered with a trailing slash too, as the product page posts to https://example.com/api/median/ (and without one when Target.URL has it): not a router's 404 or a redirect", false, func(s *session) outcome {
+		c("routing/trailing-slash", "§1", "the mount path is answered with a trailing slash too, as the product page posts to https://example.com/api/median/ (and without one when Target.URL has it): not a router's 404 or a redirect", false, func(s *session) finding {
 			other, err := otherSlash(s.t.URL)
 			if err != nil {
 				return fail(nil, "a Target.URL that parses", "%v", err)
 			}
 			body := probe().bytes()
-			x := s.send(&exchange{method: http.MethodPost, url: other, body: body, signature: s.sign(s.now(), body)})
+			x := s.send(&roundTrip{method: http.MethodPost, url: other, body: body, signature: s.sign(s.now(), body)})
 			return expectAccepted(x, "at "+other+", the mount path with the slash toggled")
 		}),
 	}
@@ -190,16 +190,16 @@ func otherSlash(rawURL string) (string, error) {
 // inputCases check §2 and §3: inputs that do not fit a tool's schema.
 func inputCases() []testCase {
 	return []testCase{
-		c("input/invalid", "§2, §3", "each of a sample's InvalidInputs is refused 400 invalid_input with a message naming a field", false, func(s *session) outcome {
+		c("input/invalid", "§2, §3", "each of a sample's InvalidInputs is refused 400 invalid_input with a message naming a field", false, func(s *session) finding {
 			n := 0
-			var last *exchange
+			var last *roundTrip
 			for _, smp := range s.t.Tools {
 				for _, in := range smp.InvalidInputs {
 					n++
 					x := s.post(s.sampleCall(smp, in).bytes())
 					last = x
 					o := expectError(x, http.StatusBadRequest, protocol.CodeInvalidInput)
-					if o.status != StatusPass {
+					if o.status != statusPass {
 						o.message = fmt.Sprintf("tool %s, invalid input %s: %s", smp.Tool, snippet(in, 120), o.message)
 						return o
 					}
@@ -212,7 +212,7 @@ func inputCases() []testCase {
 				}
 			}
 			if n == 0 {
-				return skip("no tool sample has InvalidInputs: add inputs your tool's schema must refuse to a ToolSamples entry in Target.Tools (\"invalidInputs\" in a mediancheck -samples file)")
+				return skip("no tool sample has InvalidInputs: add inputs your tool's schema must refuse to a ToolSample entry in Target.Tools (\"invalidInputs\" in a mediancheck -samples file)")
 			}
 			return pass(last)
 		}),

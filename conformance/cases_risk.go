@@ -59,14 +59,14 @@ func noneDeclared(keep func(risk string) bool, why string) func(s *session) stri
 // is one of want, sorted by tool. The outcome reports what is missing when
 // there is none; refused says the case's calls are refused by a correct
 // endpoint, so the how-to can say a harmless sample is enough.
-func (s *session) floorSamples(keep func(risk string) bool, what string, refused bool, want ...Expect) ([]ToolSamples, map[string]string, outcome, bool) {
+func (s *session) floorSamples(keep func(risk string) bool, what string, refused bool, want ...string) ([]ToolSample, map[string]string, finding, bool) {
 	tools, err := s.declared(keep)
 	if err != nil {
 		return nil, nil, fail(nil, "the manifest, to read the tools' declared risks", "%v", err), false
 	}
 	list, held := s.runnable(want...)
 	seen := map[string]bool{}
-	var out []ToolSamples
+	var out []ToolSample
 	for _, smp := range list {
 		if _, ok := tools[smp.Tool]; ok && !seen[smp.Tool] {
 			seen[smp.Tool] = true
@@ -86,12 +86,12 @@ func (s *session) floorSamples(keep func(risk string) bool, what string, refused
 		return nil, nil, o, false
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Tool < out[j].Tool })
-	return out, tools, outcome{}, true
+	return out, tools, finding{}, true
 }
 
 // floorCall returns the call of sample smp at risk, with approvedBy when
 // approved (the sample's, or "A teammate").
-func (s *session) floorCall(smp ToolSamples, risk string, approved bool) call {
+func (s *session) floorCall(smp ToolSample, risk string, approved bool) call {
 	c := s.sampleCall(smp, smp.input())
 	ctx := c["context"].(map[string]any)
 	ctx["risk"] = risk
@@ -106,9 +106,9 @@ func (s *session) floorCall(smp ToolSamples, risk string, approved bool) call {
 }
 
 // expectFloorRefusal checks that x is the risk floor's refusal (§9).
-func expectFloorRefusal(x *exchange, what string) outcome {
+func expectFloorRefusal(x *roundTrip, what string) finding {
 	result, o := expectResult(x)
-	if o.status != StatusPass {
+	if o.status != statusPass {
 		o.expected = floorShape
 		o.message = what + ": " + o.message
 		return o
@@ -132,7 +132,7 @@ func expectFloorRefusal(x *exchange, what string) outcome {
 // expectNotFloorRefused checks that x was not refused by the risk floor:
 // 200 with a result that is not the approval_required refusal, or 200
 // execution_failed.
-func expectNotFloorRefused(x *exchange, what string) outcome {
+func expectNotFloorRefused(x *roundTrip, what string) finding {
 	want := `200 {"result": …} (whatever the tool answers) or 200 execution_failed, not the approval_required refusal`
 	if x.err != nil {
 		return fail(x, want, "%s: the request got no answer", what)
@@ -152,72 +152,72 @@ func expectNotFloorRefused(x *exchange, what string) outcome {
 // riskCases check the risk floor of §9 with the samples of tools the
 // manifest declares above low.
 func riskCases() []testCase {
-	all := []Expect{ExpectResult, ExpectRefusal, ExpectFailure, ExpectPanic}
-	runs := []Expect{ExpectResult, ExpectRefusal, ExpectFailure}
+	all := []string{wantResult, wantRefusal, wantFailure, wantPanic}
+	runs := []string{wantResult, wantRefusal, wantFailure}
 	return []testCase{
-		c("risk/below-declared", "§9", "a call of a tool at a risk below the one its manifest entry declares (approvedBy set) is not run: 200 refusal approval_required, ok/allowed false, outcome blocked", true, func(s *session) outcome {
+		c("risk/below-declared", "§9", "a call of a tool at a risk below the one its manifest entry declares (approvedBy set) is not run: 200 refusal approval_required, ok/allowed false, outcome blocked", true, func(s *session) finding {
 			list, tools, o, ok := s.floorSamples(aboveLow, "above low", true, all...)
 			if !ok {
 				return o
 			}
-			var last *exchange
+			var last *roundTrip
 			for _, smp := range list {
 				declared, _ := riskRank(tools[smp.Tool])
 				for _, risk := range risks[:declared] {
 					x := s.post(s.floorCall(smp, risk, true).bytes())
 					last = x
-					if o := expectFloorRefusal(x, fmt.Sprintf("tool %s (declared %s) called at %s", smp.Tool, tools[smp.Tool], risk)); o.status != StatusPass {
+					if o := expectFloorRefusal(x, fmt.Sprintf("tool %s (declared %s) called at %s", smp.Tool, tools[smp.Tool], risk)); o.status != statusPass {
 						return o
 					}
 				}
 			}
 			return pass(last)
 		}).unless(noneDeclared(aboveLow, "no tool is declared above low: the risk floor has nothing to refuse")),
-		c("risk/unapproved", "§9", "a call of a tool declared reviewed or high, at or above that risk but without approvedBy, is not run: 200 refusal approval_required", true, func(s *session) outcome {
+		c("risk/unapproved", "§9", "a call of a tool declared reviewed or high, at or above that risk but without approvedBy, is not run: 200 refusal approval_required", true, func(s *session) finding {
 			list, tools, o, ok := s.floorSamples(needsApproval, "reviewed or high", true, all...)
 			if !ok {
 				return o
 			}
-			var last *exchange
+			var last *roundTrip
 			for _, smp := range list {
 				declared, _ := riskRank(tools[smp.Tool])
 				for _, risk := range risks[declared:] {
 					x := s.post(s.floorCall(smp, risk, false).bytes())
 					last = x
-					if o := expectFloorRefusal(x, fmt.Sprintf("tool %s (declared %s) called at %s without approvedBy", smp.Tool, tools[smp.Tool], risk)); o.status != StatusPass {
+					if o := expectFloorRefusal(x, fmt.Sprintf("tool %s (declared %s) called at %s without approvedBy", smp.Tool, tools[smp.Tool], risk)); o.status != statusPass {
 						return o
 					}
 				}
 			}
 			return pass(last)
 		}).unless(noneDeclared(needsApproval, "no tool is declared reviewed or high: no call needs approvedBy")),
-		c("risk/approved-runs", "§9", "a call of a tool declared above low, at its declared risk and with approvedBy, is not refused by the risk floor", true, func(s *session) outcome {
+		c("risk/approved-runs", "§9", "a call of a tool declared above low, at its declared risk and with approvedBy, is not refused by the risk floor", true, func(s *session) finding {
 			list, tools, o, ok := s.floorSamples(aboveLow, "above low", false, runs...)
 			if !ok {
 				return o
 			}
-			var last *exchange
+			var last *roundTrip
 			for _, smp := range list {
 				x := s.post(s.floorCall(smp, tools[smp.Tool], true).bytes())
 				last = x
-				if o := expectNotFloorRefused(x, fmt.Sprintf("tool %s called at its declared risk %s with approvedBy", smp.Tool, tools[smp.Tool])); o.status != StatusPass {
+				if o := expectNotFloorRefused(x, fmt.Sprintf("tool %s called at its declared risk %s with approvedBy", smp.Tool, tools[smp.Tool])); o.status != statusPass {
 					return o
 				}
 			}
 			return pass(last)
 		}).unless(noneDeclared(aboveLow, "no tool is declared above low: the risk floor has nothing to let through")),
-		c("risk/higher-runs", "§9", "a call of a tool at a risk above the one it declares (approvedBy set) runs: the floor is a minimum, not an exact match", true, func(s *session) outcome {
+		c("risk/higher-runs", "§9", "a call of a tool at a risk above the one it declares (approvedBy set) runs: the floor is a minimum, not an exact match", true, func(s *session) finding {
 			list, tools, o, ok := s.floorSamples(belowHigh, "below high", false, runs...)
 			if !ok {
 				return o
 			}
-			var last *exchange
+			var last *roundTrip
 			for _, smp := range list {
 				declared, _ := riskRank(tools[smp.Tool])
 				for _, risk := range risks[declared+1:] {
 					x := s.post(s.floorCall(smp, risk, true).bytes())
 					last = x
-					if o := expectNotFloorRefused(x, fmt.Sprintf("tool %s (declared %s) called at %s with approvedBy", smp.Tool, tools[smp.Tool], risk)); o.status != StatusPass {
+					if o := expectNotFloorRefused(x, fmt.Sprintf("tool %s (declared %s) called at %s with approvedBy", smp.Tool, tools[smp.Tool], risk)); o.status != statusPass {
 						return o
 					}
 				}

@@ -15,10 +15,10 @@ func methodCases() []testCase {
 	var out []testCase
 	for _, m := range []string{http.MethodPut, http.MethodDelete, http.MethodPatch} {
 		out = append(out, c("methods/"+strings.ToLower(m), "§1", m+" is refused 405 method_not_allowed with Allow: GET, POST, before any signature check", false,
-			func(s *session) outcome {
-				x := s.send(&exchange{method: m, body: []byte(`{}`)})
+			func(s *session) finding {
+				x := s.send(&roundTrip{method: m, body: []byte(`{}`)})
 				o := expectError(x, http.StatusMethodNotAllowed, protocol.CodeMethodNotAllowed)
-				if o.status != StatusPass {
+				if o.status != statusPass {
 					return o
 				}
 				if !sameMethods(x.header.Values("Allow"), []string{"GET", "POST"}) {
@@ -66,25 +66,25 @@ func signatureCases() []testCase {
 	}
 	malformed := func(id, title string, header func(ms int64, v1 string) string) testCase {
 		return c("signature/malformed-"+id, "§1.1", "a header "+title+" is refused 401 malformed_signature", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				body, sig, at := signed(s)
-				x := s.send(&exchange{method: http.MethodPost, body: body, signature: header(at.UnixMilli(), hexOf(sig)), sendSig: true})
+				x := s.send(&roundTrip{method: http.MethodPost, body: body, signature: header(at.UnixMilli(), hexOf(sig)), sendSig: true})
 				return expectError(x, http.StatusUnauthorized, protocol.CodeMalformedSignature)
 			})
 	}
 	return []testCase{
 		c("signature/valid", "§1.1", "a correctly signed POST is accepted (control for the cases below)", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				return expectAccepted(s.post(probe().bytes()), "signed with Target.Key")
 			}),
 		c("signature/missing", "§1.1", "a POST without the median-signature header is refused 401 missing_signature", false,
-			func(s *session) outcome {
-				x := s.send(&exchange{method: http.MethodPost, body: probe().bytes()})
+			func(s *session) finding {
+				x := s.send(&roundTrip{method: http.MethodPost, body: probe().bytes()})
 				return expectError(x, http.StatusUnauthorized, protocol.CodeMissingSignature)
 			}),
 		c("signature/empty", "§1.1", "an empty median-signature header is refused 401 missing_signature", false,
-			func(s *session) outcome {
-				x := s.send(&exchange{method: http.MethodPost, body: probe().bytes(), sendSig: true})
+			func(s *session) finding {
+				x := s.send(&roundTrip{method: http.MethodPost, body: probe().bytes(), sendSig: true})
 				return expectError(x, http.StatusUnauthorized, protocol.CodeMissingSignature)
 			}),
 		malformed("garbage", "that is not name=value entries", func(int64, string) string { return "not a signature" }),
@@ -96,39 +96,39 @@ func signatureCases() []testCase {
 		malformed("v1-short", "whose v1 has 63 hex digits", func(ms int64, v1 string) string { return fmt.Sprintf("t=%d,v1=%s", ms, v1[:63]) }),
 		malformed("v1-not-hex", "whose v1 has 64 characters that are not all hex", func(ms int64, v1 string) string { return fmt.Sprintf("t=%d,v1=%s", ms, "zz"+v1[2:]) }),
 		c("signature/wrong-key", "§1.1", "a request signed with another key is refused 401 invalid_signature", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				body := probe().bytes()
-				x := s.send(&exchange{method: http.MethodPost, body: body, signature: signWith(wrongKey, s.now(), body)})
+				x := s.send(&roundTrip{method: http.MethodPost, body: body, signature: signWith(wrongKey, s.now(), body)})
 				return expectError(x, http.StatusUnauthorized, protocol.CodeInvalidSignature)
 			}),
 		c("signature/tampered-body", "§1.1", "a body changed after signing is refused 401 invalid_signature", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				body, sig, _ := signed(s)
 				tampered := []byte(strings.Replace(string(body), `"low"`, `"high"`, 1))
-				x := s.send(&exchange{method: http.MethodPost, body: tampered, signature: sig})
+				x := s.send(&roundTrip{method: http.MethodPost, body: tampered, signature: sig})
 				return expectError(x, http.StatusUnauthorized, protocol.CodeInvalidSignature)
 			}),
 		c("signature/reencoded-body", "§1.1", "the same JSON re-encoded (indented) after signing is refused 401 invalid_signature: the HMAC is over the raw bytes", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				body, sig, _ := signed(s)
-				x := s.send(&exchange{method: http.MethodPost, body: indentJSON(body), signature: sig})
+				x := s.send(&roundTrip{method: http.MethodPost, body: indentJSON(body), signature: sig})
 				return expectError(x, http.StatusUnauthorized, protocol.CodeInvalidSignature)
 			}),
 		c("signature/timestamp-changed", "§1.1", "a header whose t was changed after signing is refused 401 invalid_signature: t is part of the signed bytes", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				body, sig, at := signed(s)
-				x := s.send(&exchange{method: http.MethodPost, body: body, signature: fmt.Sprintf("t=%d,v1=%s", at.UnixMilli()-1000, hexOf(sig))})
+				x := s.send(&roundTrip{method: http.MethodPost, body: body, signature: fmt.Sprintf("t=%d,v1=%s", at.UnixMilli()-1000, hexOf(sig))})
 				return expectError(x, http.StatusUnauthorized, protocol.CodeInvalidSignature)
 			}),
 		c("signature/no-mac-in-answer", "§1.1, §7", "an invalid_signature answer keeps the MAC the server computed to itself: it is not in the answer, in hex of either case or base64 (nor in any other case's answer)", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				if !s.signer.ok {
 					return fail(nil, "a usable Target.Key", "Target.Key is not usable, so the suite cannot compute the MAC the server computes")
 				}
 				body, sig, at := signed(s)
 				tampered := []byte(strings.Replace(string(body), `"low"`, `"medium"`, 1))
-				var last *exchange
-				for _, x := range []*exchange{
+				var last *roundTrip
+				for _, x := range []*roundTrip{
 					{method: http.MethodPost, body: body, signature: signWith(wrongKey, at, body)},
 					{method: http.MethodPost, body: tampered, signature: sig},
 					{method: http.MethodPost, body: body, signature: fmt.Sprintf("t=%d,v1=%s", at.UnixMilli()-1000, hexOf(sig))},
@@ -144,69 +144,69 @@ func signatureCases() []testCase {
 				return pass(last)
 			}),
 		c("signature/several-v1", "§1.1", "a header with several v1 entries (a key rotation), one of them valid, is accepted", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				body, sig, at := signed(s)
 				other := hexOf(signWith(wrongKey, at, body))
 				h := fmt.Sprintf("t=%d,v1=%s,v1=%s", at.UnixMilli(), other, hexOf(sig))
-				return expectAccepted(s.send(&exchange{method: http.MethodPost, body: body, signature: h}), "one of two v1 entries is valid")
+				return expectAccepted(s.send(&roundTrip{method: http.MethodPost, body: body, signature: h}), "one of two v1 entries is valid")
 			}),
 		c("signature/uppercase-hex", "§1.1", "a v1 in uppercase hex is accepted", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				body, sig, at := signed(s)
 				h := fmt.Sprintf("t=%d,v1=%s", at.UnixMilli(), strings.ToUpper(hexOf(sig)))
-				return expectAccepted(s.send(&exchange{method: http.MethodPost, body: body, signature: h}), "v1 in uppercase hex")
+				return expectAccepted(s.send(&roundTrip{method: http.MethodPost, body: body, signature: h}), "v1 in uppercase hex")
 			}),
 		c("signature/spaces-after-commas", "§1.1", "optional spaces after the commas of the header are tolerated", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				body, sig, _ := signed(s)
-				return expectAccepted(s.send(&exchange{method: http.MethodPost, body: body, signature: strings.ReplaceAll(sig, ",", ", ")}), "spaces after commas")
+				return expectAccepted(s.send(&roundTrip{method: http.MethodPost, body: body, signature: strings.ReplaceAll(sig, ",", ", ")}), "spaces after commas")
 			}),
 		c("signature/other-schemes-ignored", "§1.1", "entries with other scheme names (v0, v2) beside a valid v1 are ignored", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				body, sig, _ := signed(s)
 				h := sig + ",v0=abc,v2=" + strings.Repeat("0", 64)
-				return expectAccepted(s.send(&exchange{method: http.MethodPost, body: body, signature: h}), "v0 and v2 entries beside a valid v1")
+				return expectAccepted(s.send(&roundTrip{method: http.MethodPost, body: body, signature: h}), "v0 and v2 entries beside a valid v1")
 			}),
 	}
 }
 
 // timestampCases check the 5-minute window of §1.1, in both directions.
 func timestampCases() []testCase {
-	at := func(s *session, offset time.Duration) *exchange {
+	at := func(s *session, offset time.Duration) *roundTrip {
 		body := probe().bytes()
-		return s.send(&exchange{method: http.MethodPost, body: body, signature: s.sign(s.now().Add(offset), body)})
+		return s.send(&roundTrip{method: http.MethodPost, body: body, signature: s.sign(s.now().Add(offset), body)})
 	}
 	return []testCase{
 		c("timestamp/past", "§1.1", "a timestamp more than 5 minutes in the past is refused 401 stale_timestamp", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				return expectError(at(s, -(window+s.t.ClockSkew)), http.StatusUnauthorized, protocol.CodeStaleTimestamp)
 			}),
 		c("timestamp/future", "§1.1", "a timestamp more than 5 minutes in the future is refused 401 stale_timestamp", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				return stale(at(s, window+s.t.ClockSkew), fmt.Sprintf("t was %s in the future", window+s.t.ClockSkew))
 			}),
 		c("timestamp/seconds", "§1.1", "a timestamp in seconds instead of milliseconds is refused 401 stale_timestamp", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				body := probe().bytes()
 				secs := s.now().Truncate(time.Second)
 				sig := signWith(s.t.Key, time.UnixMilli(secs.Unix()), body)
-				return stale(s.send(&exchange{method: http.MethodPost, body: body, signature: sig}), "t was in seconds, i.e. in January 1970 as milliseconds")
+				return stale(s.send(&roundTrip{method: http.MethodPost, body: body, signature: sig}), "t was in seconds, i.e. in January 1970 as milliseconds")
 			}),
 		c("timestamp/edge-past", "§1.1", "a timestamp just inside the window in the past (5 minutes minus Target.ClockSkew) is accepted", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				return expectAccepted(at(s, -(window-s.t.ClockSkew)), fmt.Sprintf("t is %s old, %s inside the window, a margin for clock skew", window-s.t.ClockSkew, s.t.ClockSkew))
 			}),
 		c("timestamp/edge-future", "§1.1", "a timestamp just inside the window in the future (5 minutes minus Target.ClockSkew) is accepted", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				return expectAccepted(at(s, window-s.t.ClockSkew), fmt.Sprintf("t is %s ahead, %s inside the window, a margin for clock skew", window-s.t.ClockSkew, s.t.ClockSkew))
 			}),
 	}
 }
 
 // stale expects 401 stale_timestamp and says when t was.
-func stale(x *exchange, when string) outcome {
+func stale(x *roundTrip, when string) finding {
 	o := expectError(x, http.StatusUnauthorized, protocol.CodeStaleTimestamp)
-	if o.status == StatusFail {
+	if o.status == statusFail {
 		o.message = when + ": " + o.message
 	}
 	return o
@@ -232,8 +232,8 @@ func keyCases() []testCase {
 }
 
 // withKey is a key case: build the endpoint with key and expect code.
-func withKey(key string, code protocol.Code) func(s *session) outcome {
-	return func(s *session) outcome {
+func withKey(key string, code protocol.Code) func(s *session) finding {
+	return func(s *session) finding {
 		want := fmt.Sprintf("Target.BuildWithKey(%q) returns an error naming %s, or an endpoint that answers 500 %s", key, code, code)
 		if s.t.BuildWithKey == nil {
 			return skip("needs Target.BuildWithKey, a function that builds your endpoint with a given key (conformance.HandlerBuilder(NewRouter) fits a constructor NewRouter(key) (http.Handler, error))")
@@ -256,9 +256,9 @@ func withKey(key string, code protocol.Code) func(s *session) outcome {
 			return fail(nil, want, "Target.BuildWithKey(%q) returned no request function and no error: the endpoint was built with an unusable key without a word", key)
 		}
 		body := probe().bytes()
-		x := s.sendWith(do, &exchange{method: http.MethodPost, body: body, signature: s.sign(s.now(), body)})
+		x := s.sendWith(do, &roundTrip{method: http.MethodPost, body: body, signature: s.sign(s.now(), body)})
 		o := expectError(x, http.StatusInternalServerError, code)
-		if o.status == StatusFail && named {
+		if o.status == statusFail && named {
 			o.message = "the constructor reported " + string(code) + ", but the endpoint it returned anyway does not refuse: " + o.message
 		}
 		return o
@@ -266,7 +266,7 @@ func withKey(key string, code protocol.Code) func(s *session) outcome {
 }
 
 // buildSafely calls build, turning a panic into an error that names no code.
-func buildSafely(build func(string) (DoFunc, error), key string) (do DoFunc, err error) {
+func buildSafely(build func(string) (func(*http.Request) (*http.Response, error), error), key string) (do func(*http.Request) (*http.Response, error), err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			do, err = nil, fmt.Errorf("Target.BuildWithKey panicked (return an error instead): %v", p)

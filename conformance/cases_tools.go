@@ -13,17 +13,17 @@ import (
 // executionCases run the user's samples (§3, §3.1).
 func executionCases() []testCase {
 	return []testCase{
-		c("execution/result", "§3", "each sample expecting a result answers 200 {\"result\": …} that is not a refusal and passes the sample's Check", true, func(s *session) outcome {
-			list, held := s.runnable(ExpectResult)
+		c("execution/result", "§3", "each sample expecting a result answers 200 {\"result\": …} that is not a refusal and passes the sample's Check", true, func(s *session) finding {
+			list, held := s.runnable(wantResult)
 			if len(list) == 0 {
 				return noSample("expecting a result", held)
 			}
-			var last *exchange
+			var last *roundTrip
 			for _, smp := range list {
 				x := s.post(s.sampleCall(smp, smp.input()).bytes())
 				last = x
 				result, o := expectResult(x)
-				if o.status != StatusPass {
+				if o.status != statusPass {
 					o.message = "tool " + smp.Tool + ": " + o.message
 					return o
 				}
@@ -31,7 +31,7 @@ func executionCases() []testCase {
 					if refusalReason(result) == approvalRequired {
 						return fail(x, "a result that is not a refusal", "tool %s was refused by the endpoint's risk floor (approval_required): send the sample at the tool's declared risk or above (Risk) and, for reviewed and high, with ApprovedBy", smp.Tool)
 					}
-					return fail(x, "a result that is not a refusal", "tool %s refused: set Expect to %q on this sample, or send it with a visitor the tool accepts", smp.Tool, ExpectRefusal)
+					return fail(x, "a result that is not a refusal", "tool %s refused: set Expect to %q on this sample, or send it with a visitor the tool accepts", smp.Tool, wantRefusal)
 				}
 				if smp.Check != nil {
 					if err := smp.Check(result); err != nil {
@@ -41,17 +41,17 @@ func executionCases() []testCase {
 			}
 			return pass(last)
 		}),
-		c("execution/refusal", "§3.1", "each sample expecting a refusal answers 200 with a refusal result: every field optional, ok/known/allowed only ever false, outcome blocked or unknown, at least one of them present", true, func(s *session) outcome {
-			list, held := s.runnable(ExpectRefusal)
+		c("execution/refusal", "§3.1", "each sample expecting a refusal answers 200 with a refusal result: every field optional, ok/known/allowed only ever false, outcome blocked or unknown, at least one of them present", true, func(s *session) finding {
+			list, held := s.runnable(wantRefusal)
 			if len(list) == 0 {
 				return noSample(`expecting a refusal (Expect: "refusal")`, held)
 			}
-			var last *exchange
+			var last *roundTrip
 			for _, smp := range list {
 				x := s.post(s.sampleCall(smp, smp.input()).bytes())
 				last = x
 				result, o := expectResult(x)
-				if o.status != StatusPass {
+				if o.status != statusPass {
 					o.expected = refusalShape
 					o.message = "tool " + smp.Tool + ": " + o.message
 					return o
@@ -62,43 +62,43 @@ func executionCases() []testCase {
 			}
 			return pass(last)
 		}),
-		c("execution/failed", "§3", "each sample whose tool returns an error answers 200 execution_failed with the error's message", true, func(s *session) outcome {
-			list, held := s.runnable(ExpectFailure)
+		c("execution/failed", "§3", "each sample whose tool returns an error answers 200 execution_failed with the error's message", true, func(s *session) finding {
+			list, held := s.runnable(wantFailure)
 			if len(list) == 0 {
 				return noSample(`expecting execution_failed (Expect: "execution_failed"; usually only the library's fixtures)`, held)
 			}
-			var last *exchange
+			var last *roundTrip
 			for _, smp := range list {
 				x := s.post(s.sampleCall(smp, smp.input()).bytes())
 				last = x
-				if o := expectError(x, http.StatusOK, protocol.CodeExecutionFailed); o.status != StatusPass {
+				if o := expectError(x, http.StatusOK, protocol.CodeExecutionFailed); o.status != statusPass {
 					o.message = "tool " + smp.Tool + ": " + o.message
 					return o
 				}
 			}
 			return pass(last)
 		}),
-		c("execution/panic", "§3", "each sample whose tool panics answers 200 execution_failed, and the endpoint keeps answering", true, func(s *session) outcome {
-			list, held := s.runnable(ExpectPanic)
+		c("execution/panic", "§3", "each sample whose tool panics answers 200 execution_failed, and the endpoint keeps answering", true, func(s *session) finding {
+			list, held := s.runnable(wantPanic)
 			if len(list) == 0 {
 				return noSample(`expecting a panic (Expect: "panic"; usually only the library's fixtures)`, held)
 			}
-			var last *exchange
+			var last *roundTrip
 			for _, smp := range list {
 				x := s.post(s.sampleCall(smp, smp.input()).bytes())
 				last = x
-				if o := expectError(x, http.StatusOK, protocol.CodeExecutionFailed); o.status != StatusPass {
+				if o := expectError(x, http.StatusOK, protocol.CodeExecutionFailed); o.status != statusPass {
 					o.message = "tool " + smp.Tool + " panicked: " + o.message
 					return o
 				}
-				if o := expectAccepted(s.post(probe().bytes()), "the endpoint still answers after a panic"); o.status != StatusPass {
+				if o := expectAccepted(s.post(probe().bytes()), "the endpoint still answers after a panic"); o.status != statusPass {
 					return o
 				}
 			}
 			return pass(last)
 		}).unless(func(s *session) string {
 			for _, smp := range s.t.Tools {
-				if smp.expect() == ExpectPanic {
+				if smp.expect() == wantPanic {
 					return ""
 				}
 			}
@@ -112,35 +112,35 @@ const refusalShape = `200 {"result": {"ok": false, …}}: ok/known/allowed only 
 
 // replaySample picks the sample the replay cases send: one that counts its
 // runs when there is one.
-func (s *session) replaySample() (ToolSamples, outcome, bool) {
+func (s *session) replaySample() (ToolSample, finding, bool) {
 	if !s.t.Replay {
-		return ToolSamples{}, skip("the target does not declare replay protection: set Target.Replay when the endpoint keeps answers by toolCallId (the core's default)"), false
+		return ToolSample{}, skip("the target does not declare replay protection: set Target.Replay when the endpoint keeps answers by toolCallId (the core's default)"), false
 	}
-	list, held := s.runnable(ExpectResult, ExpectRefusal, ExpectFailure)
+	list, held := s.runnable(wantResult, wantRefusal, wantFailure)
 	if len(list) == 0 {
-		return ToolSamples{}, noSample("to repeat (replay protection only applies to calls that run a tool)", held), false
+		return ToolSample{}, noSample("to repeat (replay protection only applies to calls that run a tool)", held), false
 	}
 	for _, smp := range list {
 		if smp.CountsRuns {
-			return smp, outcome{}, true
+			return smp, finding{}, true
 		}
 	}
-	return list[0], outcome{}, true
+	return list[0], finding{}, true
 }
 
 // replayCases check replay protection and idempotency (§8: toolCallId is
 // the idempotency key; §3.3: Median sends each call once).
 func replayCases() []testCase {
 	return []testCase{
-		c("replay/identical-answer", "§8", "the same signed call sent twice gets the first answer back, byte for byte, and the tool runs once (prefers a sample marked CountsRuns)", true, func(s *session) outcome {
+		c("replay/identical-answer", "§8", "the same signed call sent twice gets the first answer back, byte for byte, and the tool runs once (prefers a sample marked CountsRuns)", true, func(s *session) finding {
 			smp, o, ok := s.replaySample()
 			if !ok {
 				return o
 			}
 			body := s.sampleCall(smp, smp.input()).bytes()
 			sig := s.sign(s.now(), body)
-			first := s.send(&exchange{method: http.MethodPost, body: body, signature: sig})
-			second := s.send(&exchange{method: http.MethodPost, body: body, signature: sig})
+			first := s.send(&roundTrip{method: http.MethodPost, body: body, signature: sig})
+			second := s.send(&roundTrip{method: http.MethodPost, body: body, signature: sig})
 			want := fmt.Sprintf("the first answer again: %d %s", first.status, snippet(first.resp, 200))
 			switch {
 			case first.err != nil:
@@ -156,7 +156,7 @@ func replayCases() []testCase {
 			}
 			return pass(second)
 		}),
-		c("replay/conflict", "§8", "a toolCallId reused with a different body is refused 409 invalid_body", true, func(s *session) outcome {
+		c("replay/conflict", "§8", "a toolCallId reused with a different body is refused 409 invalid_body", true, func(s *session) finding {
 			smp, o, ok := s.replaySample()
 			if !ok {
 				return o
@@ -168,7 +168,7 @@ func replayCases() []testCase {
 			first.setPath("context.conversationId", newID("conv_other_", 8), false)
 			x := s.post(first.bytes())
 			o = expectError(x, http.StatusConflict, protocol.CodeInvalidBody)
-			if o.status != StatusPass {
+			if o.status != statusPass {
 				o.message = "tool " + smp.Tool + ", same toolCallId with another conversationId: " + o.message
 			}
 			return o
@@ -179,13 +179,13 @@ func replayCases() []testCase {
 // concurrencyCases send many signed calls at once.
 func concurrencyCases() []testCase {
 	return []testCase{
-		c("concurrency/parallel", "§1", "Target.Concurrency (default 16) signed calls sent at once are all answered correctly (a sample expecting a result when one may run, else unknown-tool probes)", true, func(s *session) outcome {
-			list, _ := s.runnable(ExpectResult)
-			var smp *ToolSamples
+		c("concurrency/parallel", "§1", "Target.Concurrency (default 16) signed calls sent at once are all answered correctly (a sample expecting a result when one may run, else unknown-tool probes)", true, func(s *session) finding {
+			list, _ := s.runnable(wantResult)
+			var smp *ToolSample
 			if len(list) > 0 {
 				smp = &list[0]
 			}
-			outs := make([]outcome, s.t.Concurrency)
+			outs := make([]finding, s.t.Concurrency)
 			var wg sync.WaitGroup
 			for i := range outs {
 				wg.Go(func() {
@@ -195,12 +195,12 @@ func concurrencyCases() []testCase {
 					}
 					x := s.post(s.sampleCall(*smp, smp.input()).bytes())
 					result, o := expectResult(x)
-					if o.status == StatusPass && smp.Check != nil {
+					if o.status == statusPass && smp.Check != nil {
 						if err := smp.Check(result); err != nil {
 							o = fail(x, "a result that passes the sample's Check", "tool %s: Check: %v", smp.Tool, err)
 						}
 					}
-					if o.status != StatusPass {
+					if o.status != statusPass {
 						o.message = fmt.Sprintf("call %d of %d sent at once, tool %s: %s", i+1, len(outs), smp.Tool, o.message)
 					}
 					outs[i] = o
@@ -208,7 +208,7 @@ func concurrencyCases() []testCase {
 			}
 			wg.Wait()
 			for _, o := range outs {
-				if o.status != StatusPass {
+				if o.status != statusPass {
 					return o
 				}
 			}

@@ -12,14 +12,14 @@ import (
 // testCase is one named case and the function that runs it.
 type testCase struct {
 	CaseInfo
-	run func(s *session) outcome
+	run func(s *session) finding
 	// na, when set, says why the case cannot apply to the session's
 	// target ("" when it can). It is asked before run, and must be cheap.
 	na func(s *session) string
 }
 
 // c builds a testCase; id starts with its group.
-func c(id, section, title string, runsTool bool, run func(s *session) outcome) testCase {
+func c(id, section, title string, runsTool bool, run func(s *session) finding) testCase {
 	group, _, _ := strings.Cut(id, "/")
 	return testCase{CaseInfo: CaseInfo{ID: id, Group: group, Section: section, Title: title, RunsTool: runsTool}, run: run}
 }
@@ -75,13 +75,13 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// DefaultTimeout bounds each request when Options.Timeout is zero.
-const DefaultTimeout = 15 * time.Second
+// defaultTimeout bounds each request when Options.Timeout is zero.
+const defaultTimeout = 15 * time.Second
 
 // Check runs the selected cases against target without the testing
-// package and returns one Result per case. The error reports an incomplete
+// package and returns one Verdict per case. The error reports an incomplete
 // target or an invalid Options.Run; a failing case is not an error, it is
-// in the report (see [Report.Passed] and [Report.Err]).
+// in the report (see [Report.Err]).
 func Check(ctx context.Context, target Target, opts Options) (Report, error) {
 	if err := target.validate(); err != nil {
 		return Report{}, err
@@ -99,7 +99,7 @@ func Check(ctx context.Context, target Target, opts Options) (Report, error) {
 		if sel != nil && !sel.MatchString(tc.ID) {
 			continue
 		}
-		rep.Results = append(rep.Results, s.runCase(tc))
+		rep.Verdicts = append(rep.Verdicts, s.runCase(tc))
 	}
 	return rep, nil
 }
@@ -137,14 +137,14 @@ func Run(t *testing.T, target Target) {
 					na = append(na, tc.ID+" ("+why+")")
 					continue
 				}
-				t.Run(tc.Name(), func(t *testing.T) {
+				t.Run(caseName(tc.ID), func(t *testing.T) {
 					t.Helper()
-					res := s.runCase(tc)
-					switch res.Status {
-					case StatusFail:
-						t.Error(res.String())
-					case StatusSkip:
-						t.Skip(res.Message)
+					v := s.runCase(tc)
+					switch v.Status {
+					case statusFail:
+						t.Error(v.String())
+					case statusSkip:
+						t.Skip(v.Message)
 					}
 				})
 			}
@@ -157,7 +157,7 @@ func Run(t *testing.T, target Target) {
 
 func newSession(ctx context.Context, target Target, timeout time.Duration) *session {
 	if timeout <= 0 {
-		timeout = DefaultTimeout
+		timeout = defaultTimeout
 	}
 	return &session{ctx: ctx, t: target.withDefaults(), timeout: timeout, signer: newSigner(target.Key)}
 }
@@ -170,16 +170,16 @@ func (s *session) notApplicable(tc testCase) string {
 	return tc.na(s)
 }
 
-// runCase runs one case and turns its outcome into a Result. An answer
+// runCase runs one case and turns its finding into a Verdict. An answer
 // that carries the MAC the server computed for its request fails the case,
 // whatever the case checked (docs/PROTOCOL.md §7).
-func (s *session) runCase(tc testCase) Result {
+func (s *session) runCase(tc testCase) Verdict {
 	start := time.Now()
-	var o outcome
+	var o finding
 	if s.t.skipped(tc.ID) {
 		o = skip("excluded by Target.Skip")
 	} else if why := s.notApplicable(tc); why != "" {
-		o = outcome{status: StatusNotApplicable, message: why}
+		o = finding{status: statusNotApplicable, message: why}
 	} else {
 		s.takeLeak()
 		o = tc.run(s)
@@ -187,12 +187,12 @@ func (s *session) runCase(tc testCase) Result {
 			o = leaked(x)
 		}
 	}
-	res := Result{CaseInfo: tc.CaseInfo, Status: o.status, Expected: o.expected, Actual: o.actual, Message: o.message, Duration: time.Since(start)}
+	v := Verdict{CaseInfo: tc.CaseInfo, Status: o.status, Expected: o.expected, Actual: o.actual, Message: o.message, Duration: time.Since(start)}
 	if o.x != nil {
-		res.Curl = o.x.curl()
+		v.Curl = o.x.curl()
 	}
-	if res.Status == StatusPass {
-		res.Expected, res.Actual, res.Message = "", "", ""
+	if v.Status == statusPass {
+		v.Expected, v.Actual, v.Message = "", "", ""
 	}
-	return res
+	return v
 }

@@ -3,9 +3,9 @@ package conformance_test
 import (
 	"bytes"
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -39,17 +39,17 @@ func TestCheckSelectsAndValidates(t *testing.T) {
 	target := fixtureTarget(t, mux(newHandler(t, testKey, nil)))
 	rep, err := conformance.Check(t.Context(), target, conformance.Options{Run: "^signature/(missing|empty)$"})
 	require.NoError(t, err)
-	require.Len(t, rep.Results, 2)
-	assert.Equal(t, "signature/missing", rep.Results[0].ID)
-	assert.True(t, rep.Passed())
+	require.Len(t, rep.Verdicts, 2)
+	assert.Equal(t, "signature/missing", rep.Verdicts[0].ID)
+	assert.True(t, (rep.Err() == nil))
 
 	skipping := target
 	skipping.Skip = []string{"signature/empty"}
 	rep, err = conformance.Check(t.Context(), skipping, conformance.Options{Run: "^signature/(missing|empty)$"})
 	require.NoError(t, err)
-	assert.Equal(t, conformance.StatusPass, rep.Results[0].Status)
-	assert.Equal(t, conformance.StatusSkip, rep.Results[1].Status)
-	assert.Equal(t, "excluded by Target.Skip", rep.Results[1].Message)
+	assert.Equal(t, "pass", rep.Verdicts[0].Status)
+	assert.Equal(t, "skip", rep.Verdicts[1].Status)
+	assert.Equal(t, "excluded by Target.Skip", rep.Verdicts[1].Message)
 
 	_, err = conformance.Check(t.Context(), target, conformance.Options{Run: "("})
 	assert.ErrorContains(t, err, "Options.Run")
@@ -71,17 +71,17 @@ func TestCasesWithoutSamplesAreSkippedWithHowTo(t *testing.T) {
 	target := conformance.HandlerTarget(mux(newHandler(t, testKey, nil)), mountPath, testKey)
 	rep, err := conformance.Check(t.Context(), target, conformance.Options{})
 	require.NoError(t, err)
-	assert.True(t, rep.Passed(), "%v", rep.Err())
+	assert.True(t, (rep.Err() == nil), "%v", rep.Err())
 	for _, id := range []string{"execution/result", "execution/refusal", "input/invalid", "replay/identical-answer", "manifest/lists-sample-tools"} {
-		res, _ := rep.Result(id)
-		assert.Equal(t, conformance.StatusSkip, res.Status, id)
+		res, _ := verdict(rep, id)
+		assert.Equal(t, "skip", res.Status, id)
 		assert.Contains(t, res.Message, "Target.Tools", id)
 	}
-	res, _ := rep.Result("key/missing")
-	assert.Equal(t, conformance.StatusSkip, res.Status)
+	res, _ := verdict(rep, "key/missing")
+	assert.Equal(t, "skip", res.Status)
 	assert.Contains(t, res.Message, "Target.BuildWithKey")
-	res, _ = rep.Result("concurrency/parallel")
-	assert.Equal(t, conformance.StatusPass, res.Status, "runs with probes when no sample may run")
+	res, _ = verdict(rep, "concurrency/parallel")
+	assert.Equal(t, "pass", res.Status, "runs with probes when no sample may run")
 }
 
 func TestSideEffectsRunOnlyWhenAllowed(t *testing.T) {
@@ -98,18 +98,18 @@ func TestSideEffectsRunOnlyWhenAllowed(t *testing.T) {
 		mux(newHandler(t, testKey, nil)).ServeHTTP(w, r)
 	})
 	target := conformance.HandlerTarget(counting, mountPath, testKey)
-	target.Tools = []conformance.ToolSamples{{Tool: "counter", SideEffects: true, CountsRuns: true}}
+	target.Tools = []conformance.ToolSample{{Tool: "counter", SideEffects: true, CountsRuns: true}}
 	rep, err := conformance.Check(t.Context(), target, conformance.Options{Run: "^(execution|replay|concurrency)/"})
 	require.NoError(t, err)
 	assert.Zero(t, runs, "a tool with side effects never ran")
-	res, _ := rep.Result("execution/result")
-	assert.Equal(t, conformance.StatusSkip, res.Status)
+	res, _ := verdict(rep, "execution/result")
+	assert.Equal(t, "skip", res.Status)
 	assert.Contains(t, res.Message, "AllowSideEffects")
 
 	target.AllowSideEffects = true
 	rep, err = conformance.Check(t.Context(), target, conformance.Options{Run: "^execution/result$"})
 	require.NoError(t, err)
-	assert.True(t, rep.Passed(), "%v", rep.Err())
+	assert.True(t, (rep.Err() == nil), "%v", rep.Err())
 	assert.Positive(t, runs)
 }
 
@@ -119,30 +119,30 @@ func (readCloser) Close() error { return nil }
 
 func TestSampleCheckAndExpectations(t *testing.T) {
 	target := conformance.HandlerTarget(mux(newHandler(t, testKey, nil)), mountPath, testKey)
-	target.Tools = []conformance.ToolSamples{
+	target.Tools = []conformance.ToolSample{
 		{Tool: "echo", Input: json.RawMessage(`{"message":"hi"}`), Check: func(json.RawMessage) error { return errors.New("wanted a greeting in French") }},
 		{Tool: "refuse"}, // refuses an unverified visitor but is not marked so
-		{Tool: "echo", Expect: conformance.ExpectRefusal, Input: json.RawMessage(`{"message":"hi"}`)},
+		{Tool: "echo", Expect: "refusal", Input: json.RawMessage(`{"message":"hi"}`)},
 		{Tool: "echo", InvalidInputs: []json.RawMessage{json.RawMessage(`{"message":"a valid one"}`)}},
 	}
 	rep, err := conformance.Check(t.Context(), target, conformance.Options{Run: "^(execution|input)/"})
 	require.NoError(t, err)
-	res, _ := rep.Result("execution/result")
-	assert.Equal(t, conformance.StatusFail, res.Status)
+	res, _ := verdict(rep, "execution/result")
+	assert.Equal(t, "fail", res.Status)
 	assert.Contains(t, res.Message, "wanted a greeting in French")
 
 	target.Tools = target.Tools[1:]
 	rep, err = conformance.Check(t.Context(), target, conformance.Options{Run: "^(execution|input)/"})
 	require.NoError(t, err)
-	res, _ = rep.Result("execution/result")
-	assert.Equal(t, conformance.StatusFail, res.Status)
+	res, _ = verdict(rep, "execution/result")
+	assert.Equal(t, "fail", res.Status)
 	assert.Contains(t, res.Message, "tool refuse refused")
-	res, _ = rep.Result("execution/refusal")
-	assert.Equal(t, conformance.StatusFail, res.Status)
+	res, _ = verdict(rep, "execution/refusal")
+	assert.Equal(t, "fail", res.Status)
 	assert.Contains(t, res.Message, "tool echo")
-	res, _ = rep.Result("input/invalid")
-	assert.Equal(t, conformance.StatusFail, res.Status)
-	assert.Contains(t, res.Message, "the request was accepted")
+	res, _ = verdict(rep, "input/invalid")
+	assert.Equal(t, "fail", res.Status)
+	assert.Contains(t, res.Message, "got status 200 and no error, where the contract answers 400 invalid_input")
 }
 
 func TestReadSamples(t *testing.T) {
@@ -150,17 +150,22 @@ func TestReadSamples(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	assert.Equal(t, "echo", list[0].Tool)
-	assert.JSONEq(t, `{"message":"hi"}`, string(list[0].Input))
+	input, err := json.Marshal(list[0].Input)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"message":"hi"}`, string(input))
 	assert.Equal(t, conformance.Visitor{Verified: true, ExternalID: "u1"}, list[0].Visitor)
-	assert.Equal(t, conformance.ExpectRefusal, list[0].Expect)
+	assert.Equal(t, "refusal", list[0].Expect)
 	assert.True(t, list[0].SideEffects)
 
-	list, err = conformance.ReadSamples(strings.NewReader(`[{"tool":"a"},{"tool":"b"}]`))
+	list, err = conformance.ReadSamples(strings.NewReader(`[{"tool":"a","input":{"n":12345678901234567890}},{"tool":"b"}]`))
 	require.NoError(t, err)
 	assert.Len(t, list, 2)
+	input, err = json.Marshal(list[0].Input)
+	require.NoError(t, err)
+	assert.Equal(t, `{"n":12345678901234567890}`, string(input), "an input's numbers are sent as written")
 
 	for body, want := range map[string]string{
-		`{"tools":[{"input":{}}]}`:               `entry 1 has no "tool"`,
+		`{"tools":[{"input":{}}]}`:               `entry 1: no "tool"`,
 		`{"tools":[{"tool":"a","expect":"ok"}]}`: `expect "ok" is not one of`,
 		`{"tools":[{"tool":"a","inptu":{}}]}`:    `unknown field "inptu"`,
 		`{"tools":`:                              "tool samples",
@@ -175,60 +180,17 @@ func TestURLTargetDoesNotFollowRedirects(t *testing.T) {
 	defer srv.Close()
 	rep, err := conformance.Check(t.Context(), conformance.URLTarget(srv.URL+"/api/median", testKey), conformance.Options{Run: "^signature/missing$"})
 	require.NoError(t, err)
-	res := rep.Results[0]
-	assert.Equal(t, conformance.StatusFail, res.Status)
+	res := rep.Verdicts[0]
+	assert.Equal(t, "fail", res.Status)
 	assert.Contains(t, res.Actual, "301")
 }
 
-func TestHandlerDoTurnsPanicsIntoErrors(t *testing.T) {
+func TestHandlerTargetTurnsPanicsIntoErrors(t *testing.T) {
 	target := conformance.HandlerTarget(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }), mountPath, testKey)
 	rep, err := conformance.Check(t.Context(), target, conformance.Options{Run: "^methods/put$"})
 	require.NoError(t, err)
-	assert.Equal(t, conformance.StatusFail, rep.Results[0].Status)
-	assert.Contains(t, rep.Results[0].Actual, "the handler panicked: boom")
-}
-
-func TestWriteJUnit(t *testing.T) {
-	rep := conformance.Report{Results: []conformance.Result{
-		{CaseInfo: conformance.CaseInfo{ID: "a/x", Group: "a", Section: "§1"}, Status: conformance.StatusPass},
-		{CaseInfo: conformance.CaseInfo{ID: "a/y", Group: "a", Section: "§1"}, Status: conformance.StatusFail, Message: `got <403> & "more"`, Expected: "401"},
-		{CaseInfo: conformance.CaseInfo{ID: "b/z", Group: "b", Section: "§2"}, Status: conformance.StatusSkip, Message: "needs a sample"},
-		{CaseInfo: conformance.CaseInfo{ID: "k/n", Group: "k", Section: "§1.2"}, Status: conformance.StatusNotApplicable, Message: "deployed"},
-	}}
-	assert.Equal(t, "N/A k/n (§1.2): deployed", rep.Results[3].String())
-	assert.Equal(t, 1, rep.Count(conformance.StatusNotApplicable))
-	var buf bytes.Buffer
-	require.NoError(t, rep.WriteJUnit(&buf))
-	var doc struct {
-		Suite struct {
-			Tests    int `xml:"tests,attr"`
-			Failures int `xml:"failures,attr"`
-			Skipped  int `xml:"skipped,attr"`
-			Props    []struct {
-				Name  string `xml:"name,attr"`
-				Value string `xml:"value,attr"`
-			} `xml:"properties>property"`
-			Cases []struct {
-				Name    string `xml:"name,attr"`
-				Class   string `xml:"classname,attr"`
-				Failure *struct {
-					Message string `xml:"message,attr"`
-				} `xml:"failure"`
-				Skipped *struct{} `xml:"skipped"`
-			} `xml:"testcase"`
-		} `xml:"testsuite"`
-	}
-	require.NoError(t, xml.Unmarshal(buf.Bytes(), &doc), buf.String())
-	assert.Equal(t, 3, doc.Suite.Tests, "a case that does not apply is not a testcase")
-	require.Len(t, doc.Suite.Props, 1)
-	assert.Equal(t, "not_applicable", doc.Suite.Props[0].Name)
-	assert.Equal(t, "k/n: deployed", doc.Suite.Props[0].Value)
-	assert.Equal(t, 1, doc.Suite.Failures)
-	assert.Equal(t, 1, doc.Suite.Skipped)
-	require.Len(t, doc.Suite.Cases, 3)
-	assert.Equal(t, `got <403> & "more"`, doc.Suite.Cases[1].Failure.Message)
-	assert.NotNil(t, doc.Suite.Cases[2].Skipped)
-	assert.Equal(t, "b", doc.Suite.Cases[2].Class)
+	assert.Equal(t, "fail", rep.Verdicts[0].Status)
+	assert.Contains(t, rep.Verdicts[0].Actual, "the handler panicked: boom")
 }
 
 // TestOversizedCasesRetryAResetConnection checks that an answer lost to a
@@ -249,14 +211,32 @@ func TestOversizedCasesRetryAResetConnection(t *testing.T) {
 			}
 			rep, err := conformance.Check(t.Context(), target, conformance.Options{Run: "^body/oversized$"})
 			require.NoError(t, err)
-			require.Len(t, rep.Results, 1)
+			require.Len(t, rep.Verdicts, 1)
 			if resets == 1 {
-				assert.Equal(t, conformance.StatusPass, rep.Results[0].Status, rep.Results[0].Message)
+				assert.Equal(t, "pass", rep.Verdicts[0].Status, rep.Verdicts[0].Message)
 				assert.Equal(t, 2, calls)
 			} else {
-				assert.Equal(t, conformance.StatusFail, rep.Results[0].Status)
+				assert.Equal(t, "fail", rep.Verdicts[0].Status)
 				assert.Equal(t, 3, calls, "tried three times, then reported")
 			}
 		})
 	}
+}
+
+// TestAcceptedCaseSaysWhatWentWrongOnce: a signed probe that runs as if the
+// tool existed fails signature/valid with a message that does not
+// contradict itself (it was not "not accepted" and "accepted" at once).
+func TestAcceptedCaseSaysWhatWentWrongOnce(t *testing.T) {
+	always := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"result":{}}`)
+	})
+	target := conformance.HandlerTarget(always, mountPath, testKey)
+	rep, err := conformance.Check(t.Context(), target, conformance.Options{Run: "^signature/valid$"})
+	require.NoError(t, err)
+	require.Len(t, rep.Verdicts, 1)
+	v := rep.Verdicts[0]
+	require.Equal(t, "fail", v.Status)
+	assert.Equal(t, "the call should have passed the signature checks and reached the tool lookup (404 unknown_tool); instead: got status 200 and no error, where the contract answers 404 unknown_tool", v.Message)
+	assert.NotContains(t, v.Message, "accept", "the message reads one way")
 }

@@ -5,21 +5,26 @@
 //
 // It is shaped like the standard library's testing/slogtest: you describe a
 // [Target] (how to send a request, where the endpoint is mounted, the key it
-// runs with and sample calls for your tools) and the package owns the cases.
+// runs with and sample calls of your tools) and the package owns the cases.
 // It looks only at HTTP behaviour, so it checks any implementation: a
 // [protocol.Handler] on net/http, one mounted through ginmedian, echomedian,
-// chimedian or fibermedian, or a deployed URL.
+// chimedian or fibermedian, or a deployed URL. [HandlerTarget] serves an
+// http.Handler in process, [URLTarget] reaches a deployed endpoint, and
+// [HandlerBuilder] lets the key cases rebuild your app with a bad key.
 //
 // # Testing one of your tools
 //
-// [CallTool] sends one signed call of a tool, with a typed input and the
-// visitor, risk, approvedBy or toolCallId you choose ([WithVisitor],
-// [WithRisk], ...), and returns a [Reply] with the result decoded into your
-// own type, or the refusal, or the error answer, for require and assert or
+// [CallTool] sends one signed call of a tool, described by a [ToolSample]
+// (a typed input and the visitor, risk, approvedBy or toolCallId you
+// choose), and returns a [Reply] with the result decoded into your own
+// type, or the refusal, or the error answer, for require and assert or
 // plain testing:
 //
-//	r := conformance.CallTool[Order](t, target, "lookup_order", LookupInput{OrderID: "A-1001"},
-//		conformance.WithVisitor(conformance.Visitor{Verified: true, ExternalID: "user_7"}))
+//	r := conformance.CallTool[Order](t, target, conformance.ToolSample{
+//		Tool:    "lookup_order",
+//		Input:   LookupInput{OrderID: "A-1001"},
+//		Visitor: conformance.Visitor{Verified: true, ExternalID: "user_7"},
+//	})
 //	require.Nil(t, r.Error)
 //	require.Nil(t, r.Refusal)
 //	assert.Equal(t, "A-1001", r.Result.OrderID)
@@ -34,29 +39,34 @@
 //     selectable with -run (for example -run 'TestMedian/signature/').
 //     A failure is reported at the line of your test that called Run.
 //   - [Check] runs them without the testing package and returns a [Report]
-//     with, for each case, what was expected, what came back and a curl line
-//     that reproduces it. The mediancheck command (conformance/cmd/mediancheck)
-//     uses it against a deployed URL.
+//     with a [Verdict] per case: what was expected, what came back and a
+//     curl line that reproduces it. The mediancheck command
+//     (conformance/cmd/mediancheck) uses it against a deployed URL.
 //
 // Each case passes, fails, is skipped or is not applicable:
 //
-//   - Skipped ([StatusSkip]) asks you for something: a [ToolSamples] entry
-//     for a case that runs a tool, Target.BuildWithKey for the key cases,
+//   - Skipped asks you for something: a [ToolSample] in Target.Tools for a
+//     case that runs a tool, Target.BuildWithKey for the key cases,
 //     Target.AllowSideEffects for samples marked SideEffects (never run
 //     otherwise, so the default run is safe against production). The
 //     message says what to supply. Target.Skip excludes cases you know fail.
-//   - Not applicable ([StatusNotApplicable]) is a case that cannot apply to
-//     the target whatever you give: the key cases against a Deployed
-//     endpoint, the panic case without a tool that panics, the risk-floor
-//     cases when no tool is declared above low. Run makes no subtest for
-//     them (one log line per group); Check reports them apart, and JUnit
-//     does not count them. So a correct endpoint can reach "N passed,
-//     0 failed" with nothing skipped.
+//   - Not applicable is a case that cannot apply to the target whatever you
+//     give: the key cases against a Deployed endpoint, the panic case
+//     without a tool that panics, the risk-floor cases when no tool is
+//     declared above low. Run makes no subtest for them (one log line per
+//     group); Check reports them apart. So a correct endpoint can reach
+//     "N passed, 0 failed" with nothing skipped.
 //
 // The key cases need the endpoint built with a bad key: give
 // Target.BuildWithKey, where [HandlerBuilder] fits an app constructor
 // written the usual way (NewRouter(key) (*gin.Engine, error), nil and an
 // error naming the key problem when the key is not usable).
+//
+// Every request the suite and CallTool send carries the header
+// User-Agent: median-go-conformance/<version> (Target.UserAgent), so the
+// suite's calls are recognisable in your server's log: the warnings a run
+// provokes (a risk-floor refusal, a bad signature) are the suite's, not an
+// incident.
 //
 // Beyond what each case checks, every answer of every case is searched for
 // the MAC the server computed for its request (the suite knows the key):

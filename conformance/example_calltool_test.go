@@ -50,18 +50,18 @@ func testLookupOrder(t *testing.T) {
 	app, err := newOrdersApp(key)
 	require.NoError(t, err)
 	target := conformance.HandlerTarget(app, "/api/median", key)
-	signedIn := conformance.WithVisitor(conformance.Visitor{Verified: true, ExternalID: "user_7"})
+	signedIn := conformance.Visitor{Verified: true, ExternalID: "user_7"}
 
-	r := conformance.CallTool[order](t, target, "lookup_order", lookupInput{OrderID: "A-1001"}, signedIn)
+	r := conformance.CallTool[order](t, target, conformance.ToolSample{Tool: "lookup_order", Input: lookupInput{OrderID: "A-1001"}, Visitor: signedIn})
 	require.Nil(t, r.Error)
 	require.Nil(t, r.Refusal)
 	assert.Equal(t, order{OrderID: "A-1001", Status: "shipped"}, r.Result)
 
-	r = conformance.CallTool[order](t, target, "lookup_order", lookupInput{OrderID: "A-1001"}) // not signed in
+	r = conformance.CallTool[order](t, target, conformance.ToolSample{Tool: "lookup_order", Input: lookupInput{OrderID: "A-1001"}}) // not signed in
 	require.NotNil(t, r.Refusal)
 	assert.Equal(t, "not_signed_in", r.Refusal.Reason)
 
-	r = conformance.CallTool[order](t, target, "lookup_order", map[string]any{"orderId": 1001}, signedIn)
+	r = conformance.CallTool[order](t, target, conformance.ToolSample{Tool: "lookup_order", Input: map[string]any{"orderId": 1001}, Visitor: signedIn})
 	require.NotNil(t, r.Error)
 	assert.Equal(t, protocol.CodeInvalidInput, r.Error.Code)
 	assert.Contains(t, r.Error.Message, "orderId")

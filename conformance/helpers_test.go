@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/internal/fixture"
 	"github.com/median-go/median/protocol"
 )
 
@@ -28,7 +29,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // its config first.
 func newHandler(t testing.TB, key string, edit func(*protocol.Config)) *protocol.Handler {
 	t.Helper()
-	cfg := protocol.Config{Keys: []string{key}, Tools: conformance.FixtureTools(), Logger: quiet}
+	cfg := protocol.Config{Keys: []string{key}, Tools: fixture.Tools(), Logger: quiet}
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -53,15 +54,15 @@ func mux(h http.Handler) *http.ServeMux {
 // fixtureTarget is the full target over a ServeMux, key cases included.
 func fixtureTarget(t testing.TB, h http.Handler) conformance.Target {
 	target := conformance.HandlerTarget(h, mountPath, testKey)
-	target.Tools = conformance.FixtureSamples()
-	target.BuildWithKey = func(key string) (conformance.DoFunc, error) {
-		return conformance.HandlerDo(mux(newHandler(t, key, nil))), nil
+	target.Tools = fixture.Samples()
+	target.BuildWithKey = func(key string) (func(*http.Request) (*http.Response, error), error) {
+		return inProcess(mux(newHandler(t, key, nil))), nil
 	}
 	return target
 }
 
 // fixtureNames and fixtureRisks are the fixture tools' names, in the order
-// FixtureTools returns them, and their declared risks, as the manifest lists
+// fixture.Tools returns them, and their declared risks, as the manifest lists
 // them.
 var fixtureNames, fixtureRisks = fixtureDeclared()
 
@@ -70,7 +71,7 @@ func fixtureDeclared() ([]string, map[string]protocol.Risk) {
 	if err != nil {
 		panic(err)
 	}
-	tools := conformance.FixtureTools()
+	tools := fixture.Tools()
 	names := make([]string, 0, len(tools))
 	risks := map[string]protocol.Risk{}
 	for _, tool := range tools {
@@ -95,4 +96,32 @@ func fixtureDeclared() ([]string, map[string]protocol.Risk) {
 		risks[m.Tools[0].Name] = m.Tools[0].Risk
 	}
 	return names, risks
+}
+
+// inProcess returns a request function that serves h in process, as
+// HandlerTarget's Do does.
+func inProcess(h http.Handler) func(*http.Request) (*http.Response, error) {
+	return conformance.HandlerTarget(h, mountPath, testKey).Do
+}
+
+// verdict returns the verdict of the case with id, and false when that case
+// was not run.
+func verdict(rep conformance.Report, id string) (conformance.Verdict, bool) {
+	for _, v := range rep.Verdicts {
+		if v.ID == id {
+			return v, true
+		}
+	}
+	return conformance.Verdict{}, false
+}
+
+// count returns how many verdicts of rep have status.
+func count(rep conformance.Report, status string) int {
+	n := 0
+	for _, v := range rep.Verdicts {
+		if v.Status == status {
+			n++
+		}
+	}
+	return n
 }

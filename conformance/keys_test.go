@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/internal/fixture"
 	"github.com/median-go/median/protocol"
 )
 
@@ -18,13 +19,13 @@ import (
 type router struct{ http.Handler }
 
 // keyCases runs the key cases against target and returns their results by id.
-func keyCases(t *testing.T, target conformance.Target) map[string]conformance.Result {
+func keyCases(t *testing.T, target conformance.Target) map[string]conformance.Verdict {
 	t.Helper()
 	rep, err := conformance.Check(t.Context(), target, conformance.Options{Run: "^key/"})
 	require.NoError(t, err)
-	require.Len(t, rep.Results, 3)
-	out := map[string]conformance.Result{}
-	for _, r := range rep.Results {
+	require.Len(t, rep.Verdicts, 3)
+	out := map[string]conformance.Verdict{}
+	for _, r := range rep.Verdicts {
 		out[r.ID] = r
 	}
 	return out
@@ -116,10 +117,10 @@ func TestKeyCasesAcceptAnOrdinaryConstructor(t *testing.T) {
 			for id, r := range got {
 				want, fails := tt.fails[id]
 				if !fails {
-					assert.Equal(t, conformance.StatusPass, r.Status, "%s", r)
+					assert.Equal(t, "pass", r.Status, "%s", r)
 					continue
 				}
-				assert.Equal(t, conformance.StatusFail, r.Status, "%s", r)
+				assert.Equal(t, "fail", r.Status, "%s", r)
 				assert.Contains(t, r.Message, want, id)
 			}
 		})
@@ -129,12 +130,12 @@ func TestKeyCasesAcceptAnOrdinaryConstructor(t *testing.T) {
 func TestKeyCasesWithoutABuilder(t *testing.T) {
 	target := conformance.HandlerTarget(mux(newHandler(t, testKey, nil)), mountPath, testKey)
 	for id, r := range keyCases(t, target) {
-		assert.Equal(t, conformance.StatusSkip, r.Status, id)
+		assert.Equal(t, "skip", r.Status, id)
 		assert.Contains(t, r.Message, "Target.BuildWithKey", id)
 	}
 	target.Deployed = true
 	for id, r := range keyCases(t, target) {
-		assert.Equal(t, conformance.StatusNotApplicable, r.Status, id)
+		assert.Equal(t, "not_applicable", r.Status, id)
 		assert.Contains(t, r.Message, "deployed", id)
 		assert.Contains(t, r.String(), "N/A "+id)
 	}
@@ -143,27 +144,31 @@ func TestKeyCasesWithoutABuilder(t *testing.T) {
 // app stands for an app that is not an http.Handler (a fiber app).
 type app struct{ h http.Handler }
 
-func doApp(a *app) func(*http.Request) (*http.Response, error) { return conformance.HandlerDo(a.h) }
+func doApp(a *app) func(*http.Request) (*http.Response, error) { return inProcess(a.h) }
 
-// TestDoBuilderRunsTheKeyCases: DoBuilder gives the key cases an ordinary
-// constructor of an app reached through a request function.
-func TestDoBuilderRunsTheKeyCases(t *testing.T) {
+// TestBuildWithKeyForAnAppThatIsNotAHandler: the key cases build an app
+// reached through a request function (a fiber app through fibermedian.Do)
+// with the ordinary constructor written around it.
+func TestBuildWithKeyForAnAppThatIsNotAHandler(t *testing.T) {
 	newApp := func(key string) (*app, error) {
-		h, err := protocol.New(protocol.Config{Keys: []string{key}, Tools: conformance.FixtureTools(), Logger: quiet})
+		h, err := protocol.New(protocol.Config{Keys: []string{key}, Tools: fixture.Tools(), Logger: quiet})
 		if err != nil {
 			return nil, err // the usual constructor: nil and the key error
 		}
 		return &app{mux(h)}, nil
 	}
 	target := fixtureTarget(t, mux(newHandler(t, testKey, nil)))
-	target.BuildWithKey = conformance.DoBuilder(newApp, doApp)
+	target.BuildWithKey = func(key string) (func(*http.Request) (*http.Response, error), error) {
+		a, err := newApp(key)
+		if a == nil {
+			return nil, err
+		}
+		return doApp(a), err
+	}
 	report, err := conformance.Check(context.Background(), target, conformance.Options{Run: "^key/"})
 	require.NoError(t, err)
-	require.NotEmpty(t, report.Results)
-	for _, res := range report.Results {
-		assert.Equal(t, conformance.StatusPass, res.Status, "%s: %s", res.ID, res.Message)
+	require.NotEmpty(t, report.Verdicts)
+	for _, res := range report.Verdicts {
+		assert.Equal(t, "pass", res.Status, "%s: %s", res.ID, res.Message)
 	}
-
-	_, err = conformance.DoBuilder(func(string) (*app, error) { return nil, nil }, doApp)(testKey)
-	assert.ErrorContains(t, err, "nil handler")
 }

@@ -1,44 +1,26 @@
 package conformance
 
 import (
-	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 )
 
-// Status is the outcome of one case.
-type Status string
+// The values of Verdict.Status.
+const (
+	statusPass          = "pass"           // the endpoint answered as the contract says
+	statusFail          = "fail"           // the endpoint broke the contract
+	statusSkip          = "skip"           // the case needs something only you can give
+	statusNotApplicable = "not_applicable" // the case cannot apply to this target
+)
 
-// StatusPass: the endpoint answered as the contract says.
-const StatusPass Status = "pass"
-
-// StatusFail: the endpoint broke the contract; the result says what was
-// expected and what came back.
-const StatusFail Status = "fail"
-
-// StatusSkip: the case could run against this target but lacks
-// something only you can give (a tool sample, Target.BuildWithKey,
-// Target.AllowSideEffects), or you excluded it with Target.Skip. Its
-// message says what to supply.
-const StatusSkip Status = "skip"
-
-// StatusNotApplicable: the case cannot apply to this target, whatever
-// you supply: the key cases against a deployed endpoint (Target.Deployed),
-// the panic case without a tool that panics, the risk-floor cases when
-// no tool is declared above low. It is neither a pass nor a skip: it is
-// counted and shown apart, so a correct endpoint can reach "N passed,
-// 0 failed" with nothing skipped.
-const StatusNotApplicable Status = "not_applicable"
-
-// label is the word a result line starts with.
-func (s Status) label() string {
-	if s == StatusNotApplicable {
+// statusLabel is the word a verdict line starts with.
+func statusLabel(status string) string {
+	if status == statusNotApplicable {
 		return "N/A"
 	}
-	return strings.ToUpper(string(s))
+	return strings.ToUpper(status)
 }
 
 // CaseInfo describes one case of the suite.
@@ -58,19 +40,31 @@ type CaseInfo struct {
 	RunsTool bool `json:"runsTool"`
 }
 
-// Name returns the case's ID without its group ("missing" for
-// "signature/missing").
-func (c CaseInfo) Name() string {
-	_, name, _ := strings.Cut(c.ID, "/")
+// caseName returns the case's ID without its group ("missing" for
+// "signature/missing"): the name of its subtest.
+func caseName(id string) string {
+	_, name, _ := strings.Cut(id, "/")
 	return name
 }
 
-// Result is the outcome of one case.
-type Result struct {
+// Verdict is how one case of the suite went against the target.
+type Verdict struct {
 	CaseInfo
-	// Status says whether the case passed, failed, was skipped or does
-	// not apply to the target.
-	Status Status `json:"status"`
+	// Status is one of:
+	//   - "pass": the endpoint answered as the contract says;
+	//   - "fail": the endpoint broke the contract; Expected, Actual and
+	//     Curl say what was wanted, what came back and how to send it again;
+	//   - "skip": the case could run against this target but lacks
+	//     something only you can give (a tool sample, Target.BuildWithKey,
+	//     Target.AllowSideEffects), or Target.Skip excludes it; Message says
+	//     what to supply;
+	//   - "not_applicable": the case cannot apply to this target, whatever
+	//     you supply (the key cases against a Deployed endpoint, the panic
+	//     case without a tool that panics, the risk-floor cases when no tool
+	//     is declared above low). It is neither a pass nor a skip, so a
+	//     correct endpoint can reach "N passed, 0 failed" with nothing
+	//     skipped.
+	Status string `json:"status"`
 	// Expected and Actual describe the answer the case wanted and the one
 	// that came back (status, code, headers), for a failed case.
 	Expected string `json:"expected,omitempty"`
@@ -85,147 +79,51 @@ type Result struct {
 	Duration time.Duration `json:"durationNs"` // how long the case took
 }
 
-// String formats the result on one line ("PASS", "FAIL", "SKIP" or "N/A",
-// the id, the section and the message), plus expected, actual and curl
-// lines for a failure.
-func (r Result) String() string {
+// String formats the verdict on one line ("PASS", "FAIL", "SKIP" or
+// "N/A", the id, the section and the message), plus expected, actual and
+// curl lines for a failure.
+func (v Verdict) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s (%s)", r.Status.label(), r.ID, r.Section)
-	if r.Status == StatusPass {
+	fmt.Fprintf(&b, "%s %s (%s)", statusLabel(v.Status), v.ID, v.Section)
+	if v.Status == statusPass {
 		return b.String()
 	}
-	if r.Message != "" {
-		fmt.Fprintf(&b, ": %s", r.Message)
+	if v.Message != "" {
+		fmt.Fprintf(&b, ": %s", v.Message)
 	}
-	if r.Status == StatusFail {
-		if r.Expected != "" {
-			fmt.Fprintf(&b, "\n    expected: %s", r.Expected)
+	if v.Status == statusFail {
+		if v.Expected != "" {
+			fmt.Fprintf(&b, "\n    expected: %s", v.Expected)
 		}
-		if r.Actual != "" {
-			fmt.Fprintf(&b, "\n    actual:   %s", r.Actual)
+		if v.Actual != "" {
+			fmt.Fprintf(&b, "\n    actual:   %s", v.Actual)
 		}
-		if r.Curl != "" {
-			fmt.Fprintf(&b, "\n    reproduce: %s", r.Curl)
+		if v.Curl != "" {
+			fmt.Fprintf(&b, "\n    reproduce: %s", v.Curl)
 		}
 	}
 	return b.String()
 }
 
-// Report is what [Check] returns: one Result per selected case, in the
+// Report is what [Check] returns: one Verdict per selected case, in the
 // order of [Cases].
 type Report struct {
 	// URL is the target's address.
 	URL string `json:"url"`
-	// Results holds one Result per case run (all, or those Options.Run
+	// Verdicts holds one Verdict per case run (all, or those Options.Run
 	// selects), in the order of Cases.
-	Results []Result `json:"results"`
+	Verdicts []Verdict `json:"verdicts"`
 }
 
-// Passed reports whether no case failed (skipped and not applicable cases
-// do not count).
-func (r Report) Passed() bool { return r.Count(StatusFail) == 0 }
-
-// Count returns how many results have status s.
-func (r Report) Count(s Status) int {
-	n := 0
-	for _, res := range r.Results {
-		if res.Status == s {
-			n++
-		}
-	}
-	return n
-}
-
-// Result returns the result of the case with id, and false when that case
-// was not run.
-func (r Report) Result(id string) (Result, bool) {
-	for _, res := range r.Results {
-		if res.ID == id {
-			return res, true
-		}
-	}
-	return Result{}, false
-}
-
-// Err joins one error per failed case, or returns nil: the slogtest-style
+// Err joins one error per failed case, or returns nil when no case failed
+// (skipped and not applicable cases do not count): the slogtest-style
 // answer for callers that only want to know what failed.
 func (r Report) Err() error {
 	var errs []error
-	for _, res := range r.Results {
-		if res.Status == StatusFail {
-			errs = append(errs, errors.New(res.String()))
+	for _, v := range r.Verdicts {
+		if v.Status == statusFail {
+			errs = append(errs, errors.New(v.String()))
 		}
 	}
 	return errors.Join(errs...)
 }
-
-// WriteJUnit writes the report as JUnit XML (one testsuite named
-// "mediancheck", one testcase per result, classname = group), for CI
-// systems that show test reports. Cases that do not apply to the target are
-// not testcases (they neither passed nor were skipped): each is a property
-// of the testsuite named "not_applicable", its value the id and the reason.
-func (r Report) WriteJUnit(w io.Writer) error {
-	type failure struct {
-		Message string `xml:"message,attr"`
-		Type    string `xml:"type,attr"`
-		Text    string `xml:",chardata"`
-	}
-	type skipped struct {
-		Message string `xml:"message,attr"`
-	}
-	type testcase struct {
-		Name      string   `xml:"name,attr"`
-		Classname string   `xml:"classname,attr"`
-		Time      string   `xml:"time,attr"`
-		Failure   *failure `xml:"failure,omitempty"`
-		Skipped   *skipped `xml:"skipped,omitempty"`
-	}
-	type property struct {
-		Name  string `xml:"name,attr"`
-		Value string `xml:"value,attr"`
-	}
-	type testsuite struct {
-		XMLName    xml.Name   `xml:"testsuite"`
-		Name       string     `xml:"name,attr"`
-		Tests      int        `xml:"tests,attr"`
-		Failures   int        `xml:"failures,attr"`
-		Skipped    int        `xml:"skipped,attr"`
-		Time       string     `xml:"time,attr"`
-		Properties []property `xml:"properties>property,omitempty"`
-		Cases      []testcase `xml:"testcase"`
-	}
-	type testsuites struct {
-		XMLName xml.Name    `xml:"testsuites"`
-		Suites  []testsuite `xml:"testsuite"`
-	}
-	suite := testsuite{Name: "mediancheck", Tests: len(r.Results) - r.Count(StatusNotApplicable), Failures: r.Count(StatusFail), Skipped: r.Count(StatusSkip)}
-	var total time.Duration
-	for _, res := range r.Results {
-		total += res.Duration
-		if res.Status == StatusNotApplicable {
-			suite.Properties = append(suite.Properties, property{Name: "not_applicable", Value: res.ID + ": " + res.Message})
-			continue
-		}
-		tc := testcase{Name: res.ID, Classname: res.Group, Time: seconds(res.Duration)}
-		switch res.Status {
-		case StatusFail:
-			tc.Failure = &failure{Message: res.Message, Type: res.Section, Text: res.String()}
-		case StatusSkip:
-			tc.Skipped = &skipped{Message: res.Message}
-		}
-		suite.Cases = append(suite.Cases, tc)
-	}
-	suite.Time = seconds(total)
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(testsuites{Suites: []testsuite{suite}}); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
-}
-
-func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }

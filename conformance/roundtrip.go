@@ -10,8 +10,9 @@ import (
 	"strings"
 )
 
-// exchange is one request a case sent and the answer that came back.
-type exchange struct {
+// roundTrip is one request a case sent and the answer that came back: the
+// pair a case judges, shown as a curl line when it fails.
+type roundTrip struct {
 	method    string
 	url       string
 	signature string // "" when the header was not sent
@@ -32,7 +33,7 @@ type exchange struct {
 const readLimit = 1 << 20
 
 // curl returns a shell command that sends the same request.
-func (x *exchange) curl() string {
+func (x *roundTrip) curl() string {
 	var b strings.Builder
 	b.WriteString("curl -sS -i -X ")
 	b.WriteString(x.method)
@@ -61,7 +62,7 @@ func shellQuote(s string) string {
 }
 
 // contentType returns the answer's media type, "" when absent.
-func (x *exchange) contentType() string {
+func (x *roundTrip) contentType() string {
 	ct := x.header.Get("Content-Type")
 	if ct == "" {
 		return ""
@@ -74,10 +75,10 @@ func (x *exchange) contentType() string {
 }
 
 // isJSON reports whether the answer's Content-Type is application/json.
-func (x *exchange) isJSON() bool { return x.contentType() == contentJSON }
+func (x *roundTrip) isJSON() bool { return x.contentType() == contentJSON }
 
 // actual describes the answer for a failure report.
-func (x *exchange) actual() string {
+func (x *roundTrip) actual() string {
 	if x.err != nil {
 		return "no answer: " + x.err.Error()
 	}
@@ -106,7 +107,7 @@ func snippet(body []byte, n int) string {
 }
 
 // read stores the answer of resp in x.
-func (x *exchange) read(resp *http.Response, err error) {
+func (x *roundTrip) read(resp *http.Response, err error) {
 	if err != nil {
 		x.err = err
 		return

@@ -5,26 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 )
 
-// Expect is what a sample call of a tool must get back.
-type Expect string
+// What a sample call must get back: the values of ToolSample.Expect.
+const (
+	wantResult  = "result"           // 200 {"result": ...} that is not a refusal (the default)
+	wantRefusal = "refusal"          // 200 with a refusal result (docs/PROTOCOL.md §3.1)
+	wantFailure = "execution_failed" // 200 execution_failed with a message
+	wantPanic   = "panic"            // the tool panics: 200 execution_failed, and the endpoint keeps serving
+)
 
-// ExpectResult (the default): 200 {"result": ...} that is not a refusal.
-const ExpectResult Expect = "result"
-
-// ExpectRefusal: 200 with a refusal result (docs/PROTOCOL.md §3.1).
-const ExpectRefusal Expect = "refusal"
-
-// ExpectFailure: 200 execution_failed with a message.
-const ExpectFailure Expect = "execution_failed"
-
-// ExpectPanic: the tool panics; the endpoint must answer 200
-// execution_failed and keep serving.
-const ExpectPanic Expect = "panic"
-
-// Visitor is the visitor a sample call is sent for (docs/PROTOCOL.md §2). The
+// Visitor is the visitor a call is sent for (docs/PROTOCOL.md §2). The
 // zero value is an anonymous, unverified visitor.
 type Visitor struct {
 	Verified   bool   `json:"verified"`             // the page vouched for the visitor
@@ -33,30 +24,53 @@ type Visitor struct {
 	Name       string `json:"name,omitempty"`       // the visitor's name, sent as given
 }
 
-// ToolSamples is one sample call of one of your tools, and inputs it must
-// refuse. List a tool several times to send several samples.
-type ToolSamples struct {
+// ToolSample is one call of one of your tools: what [CallTool] sends, and
+// what the suite sends for the cases that run a tool ([Target].Tools), with
+// the inputs the tool must refuse. List a tool several times in
+// Target.Tools to send several samples.
+type ToolSample struct {
 	// Tool is the tool's name as the manifest lists it.
 	Tool string `json:"tool"`
 
-	// Input is a valid input; "{}" when empty.
-	Input json.RawMessage `json:"input,omitempty"`
+	// Input is the tool's input: a value encoded with encoding/json, or a
+	// json.RawMessage or []byte sent as it is; nil sends {}.
+	Input any `json:"input,omitempty"`
 
 	// Visitor, Risk, ApprovedBy and ConversationID are sent in the call's
 	// context. Risk defaults to the tool's risk in the manifest (or "low");
 	// ApprovedBy to "A teammate" when that risk is reviewed or high (what
 	// Median sends on an approved call with no name on record), else none;
-	// ConversationID to a fresh id. The risk-floor cases (docs/PROTOCOL.md
-	// §9) send the sample at other risks, with and without ApprovedBy.
+	// ConversationID to an id derived from the call's toolCallId, so a call
+	// sent again with the same ToolCallID has the same body. The risk-floor
+	// cases (docs/PROTOCOL.md §9) send the sample at other risks, with and
+	// without ApprovedBy.
 	Visitor        Visitor `json:"visitor"`
 	Risk           string  `json:"risk,omitempty"`
 	ApprovedBy     string  `json:"approvedBy,omitempty"`
 	ConversationID string  `json:"conversationId,omitempty"`
 
-	// Expect is what the call must get back; default ExpectResult.
-	Expect Expect `json:"expect,omitempty"`
+	// Unapproved sends no approvedBy, whatever the risk: the call Median
+	// sends before a teammate approved it, which the risk floor refuses at
+	// reviewed and high (docs/PROTOCOL.md §9).
+	Unapproved bool `json:"unapproved,omitempty"`
 
-	// Check, when set, checks the result of an ExpectResult sample (the
+	// ToolCallID is the toolCallId [CallTool] sends; empty sends a fresh
+	// "call_" id. Set it to Reply.ToolCallID to repeat a call
+	// (docs/PROTOCOL.md §8). The suite's cases ignore it: each call they
+	// send has its own id.
+	ToolCallID string `json:"-"`
+
+	// The fields below are for the suite; CallTool returns the answer for
+	// you to check instead.
+
+	// Expect is what the call must get back: "result" (the default: 200
+	// {"result": …} that is not a refusal), "refusal" (a refusal result,
+	// docs/PROTOCOL.md §3.1), "execution_failed" (200 execution_failed with
+	// a message) or "panic" (the tool panics: 200 execution_failed, and the
+	// endpoint keeps serving).
+	Expect string `json:"expect,omitempty"`
+
+	// Check, when set, checks the result of an Expect "result" sample (the
 	// JSON value inside {"result": ...}); its error fails the case.
 	Check func(result json.RawMessage) error `json:"-"`
 
@@ -76,41 +90,45 @@ type ToolSamples struct {
 }
 
 // expect returns the sample's expectation with its default.
-func (s ToolSamples) expect() Expect {
+func (s ToolSample) expect() string {
 	if s.Expect == "" {
-		return ExpectResult
+		return wantResult
 	}
 	return s.Expect
 }
 
-// input returns the sample's input with its default.
-func (s ToolSamples) input() json.RawMessage {
-	if len(bytes.TrimSpace(s.Input)) == 0 {
+// input returns the sample's input as JSON; Target.validate has checked
+// that it encodes, so the error is only ever seen there.
+func (s ToolSample) input() json.RawMessage {
+	raw, err := encodeInput(s.Input)
+	if err != nil {
 		return json.RawMessage("{}")
 	}
-	return s.Input
+	return raw
 }
 
 // samplesFile is the JSON form ReadSamples accepts.
 type samplesFile struct {
-	Tools []ToolSamples `json:"tools"`
+	Tools []ToolSample `json:"tools"`
 }
 
-// ReadSamples decodes tool samples from JSON: either {"tools": [...]} or a
-// bare array of samples, each with the fields of [ToolSamples] in camelCase
-// ("tool", "input", "visitor", "risk", "approvedBy", "conversationId",
-// "expect", "invalidInputs", "sideEffects", "countsRuns"). A Check function
-// cannot be given in JSON.
-func ReadSamples(r io.Reader) ([]ToolSamples, error) {
+// ReadSamples decodes tool samples from JSON, such as a file of samples
+// for mediancheck -samples: either {"tools": [...]} or a bare array of
+// samples, each with the fields of [ToolSample] in camelCase ("tool",
+// "input", "visitor", "risk", "approvedBy", "conversationId", "unapproved", "expect",
+// "invalidInputs", "sideEffects", "countsRuns"). A Check function cannot be
+// given in JSON.
+func ReadSamples(r io.Reader) ([]ToolSample, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
 	}
 	data = bytes.TrimSpace(data)
-	var list []ToolSamples
+	var list []ToolSample
 	dec := func(v any) error {
 		d := json.NewDecoder(bytes.NewReader(data))
 		d.DisallowUnknownFields()
+		d.UseNumber() // an input's numbers are sent again as written
 		return d.Decode(v)
 	}
 	if len(data) > 0 && data[0] == '[' {
@@ -124,28 +142,25 @@ func ReadSamples(r io.Reader) ([]ToolSamples, error) {
 		return nil, fmt.Errorf("tool samples: %w (expected {\"tools\": [{\"tool\": \"name\", \"input\": {...}}]})", err)
 	}
 	for i, s := range list {
-		if s.Tool == "" {
-			return nil, fmt.Errorf("tool samples: entry %d has no \"tool\"", i+1)
-		}
-		switch s.expect() {
-		case ExpectResult, ExpectRefusal, ExpectFailure, ExpectPanic:
-		default:
-			return nil, fmt.Errorf("tool samples: entry %d (%s): expect %q is not one of result, refusal, execution_failed, panic", i+1, s.Tool, s.Expect)
+		if err := s.validate(); err != nil {
+			return nil, fmt.Errorf("tool samples: entry %d: %w", i+1, err)
 		}
 	}
 	return list, nil
 }
 
-// ReadSamplesFile reads tool samples from a JSON file; see [ReadSamples].
-func ReadSamplesFile(path string) ([]ToolSamples, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// validate reports what is wrong with the sample.
+func (s ToolSample) validate() error {
+	if s.Tool == "" {
+		return fmt.Errorf("no \"tool\": name the tool to call")
 	}
-	defer f.Close()
-	list, err := ReadSamples(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	switch s.expect() {
+	case wantResult, wantRefusal, wantFailure, wantPanic:
+	default:
+		return fmt.Errorf("%s: expect %q is not one of result, refusal, execution_failed, panic", s.Tool, s.Expect)
 	}
-	return list, nil
+	if _, err := encodeInput(s.Input); err != nil {
+		return fmt.Errorf("%s: %w", s.Tool, err)
+	}
+	return nil
 }

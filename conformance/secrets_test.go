@@ -56,7 +56,7 @@ func TestNoSecretsAcrossTheConformanceRun(t *testing.T) {
 	)
 	key, err := protocol.ParseKey(testKey)
 	require.NoError(t, err)
-	inner := conformance.HandlerDo(mux(h))
+	inner := inProcess(mux(h))
 	target := fixtureTarget(t, mux(h))
 	target.Do = func(r *http.Request) (*http.Response, error) {
 		var body []byte

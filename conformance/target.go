@@ -1,8 +1,6 @@
 package conformance
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,16 +11,20 @@ import (
 	"time"
 )
 
-// DoFunc sends one request and returns the answer, like [http.Client.Do].
-// The response body must be closed by the caller.
-type DoFunc func(*http.Request) (*http.Response, error)
-
 // Target is the endpoint under test and everything the cases need to talk
-// to it. Build one with [HandlerTarget] or [URLTarget] and add your tools'
-// samples, or fill it in yourself (for example with fibermedian.Do).
+// to it. Build one with [HandlerTarget] (in process) or [URLTarget] (a
+// deployed endpoint) and add your tools' samples. For an app that is not an
+// http.Handler, fill it in yourself with a request function that serves it
+// in process, such as fibermedian.Do for a fiber app:
+//
+//	target := conformance.Target{Do: fibermedian.Do(app), URL: "http://example.test/median", Key: key, Replay: true}
+//
+// (fiber's limiter middleware must allow a run of the suite: raise its Max
+// or skip the Median path.)
 type Target struct {
-	// Do sends a request to the endpoint.
-	Do DoFunc
+	// Do sends a request to the endpoint and returns the answer, like
+	// [http.Client.Do]; the caller closes the answer's body.
+	Do func(*http.Request) (*http.Response, error)
 
 	// URL is the endpoint's full address, mount path included, for example
 	// "http://example.test/api/median". Every case sends its requests there.
@@ -47,7 +49,7 @@ type Target struct {
 
 	// Tools holds sample calls of your tools. Cases that run a tool, check
 	// its input schema or check its replay protection use them.
-	Tools []ToolSamples
+	Tools []ToolSample
 
 	// AllowSideEffects lets the cases run samples marked SideEffects.
 	AllowSideEffects bool
@@ -65,6 +67,9 @@ type Target struct {
 	//
 	//	target.BuildWithKey = conformance.HandlerBuilder(NewRouter) // func(key string) (*gin.Engine, error)
 	//
+	// For a fiber app, return fibermedian.Do of the app your constructor
+	// built (nil and its error when it built none).
+	//
 	// A key case passes when the builder either
 	//   - returns an error that names the key problem: its text contains the
 	//     code ("missing_secret", "invalid_median_key"), or
@@ -75,11 +80,11 @@ type Target struct {
 	// An error that names no key problem, with no endpoint, fails the case.
 	// Without BuildWithKey the key cases are skipped, or not applicable to a
 	// Deployed target: check them in your app's tests.
-	BuildWithKey func(key string) (DoFunc, error)
+	BuildWithKey func(key string) (func(*http.Request) (*http.Response, error), error)
 
 	// Deployed marks an endpoint that runs elsewhere (URLTarget sets it):
 	// the suite cannot rebuild it with another key, so the key cases are
-	// reported not applicable (StatusNotApplicable) instead of asking for
+	// reported not applicable (statusNotApplicable) instead of asking for
 	// BuildWithKey.
 	Deployed bool
 
@@ -92,33 +97,31 @@ type Target struct {
 	// Concurrency is how many signed calls the concurrency case sends at
 	// once; default 16.
 	Concurrency int
+
+	// UserAgent is the User-Agent header of every request the suite and
+	// CallTool send; default "median-go-conformance/<version>", the
+	// version of this module in the build ("(devel)" when unknown). Your
+	// server's log tells the suite's calls apart by it.
+	UserAgent string
 }
 
 // HandlerTarget returns a Target that serves requests with h in process,
 // without a network listener, as if h were mounted at path (for example
 // "/api/median") on http://example.test. Use it for a protocol.Handler, or
-// for a gin, echo or chi router that has the endpoint mounted at path.
-// Replay is set, as the core has replay protection by default; clear it
-// when your handler disables it.
+// for a gin, echo or chi router that has the endpoint mounted at path. A
+// panic in h is returned to the case as an error, as a server would drop
+// the connection. Replay is set, as the core has replay protection by
+// default; clear it when your handler disables it.
 func HandlerTarget(h http.Handler, path, key string) Target {
-	return DoTarget(HandlerDo(h), path, key)
-}
-
-// DoTarget is [HandlerTarget] for an app that is not an http.Handler: do
-// sends each request to it in process, for example fibermedian.Do(app) for
-// a fiber app (fiber's limiter middleware must allow a run of the suite:
-// raise its Max or skip the Median path).
-func DoTarget(do DoFunc, path, key string) Target {
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path
 	}
-	return Target{Do: do, URL: "http://example.test" + path, Key: key, Replay: true}
+	return Target{Do: serveInProcess(h), URL: "http://example.test" + path, Key: key, Replay: true}
 }
 
-// HandlerDo returns a request function that serves each request with h in
-// process. A panic in h is returned as an error, as a server would drop the
-// connection.
-func HandlerDo(h http.Handler) DoFunc {
+// serveInProcess returns a request function that serves each request with
+// h in process. A panic in h is returned as an error.
+func serveInProcess(h http.Handler) func(*http.Request) (*http.Response, error) {
 	return func(req *http.Request) (resp *http.Response, err error) {
 		r := req.Clone(req.Context())
 		r.RequestURI = r.URL.RequestURI()
@@ -145,12 +148,13 @@ func HandlerDo(h http.Handler) DoFunc {
 }
 
 // URLTarget returns a Target for a deployed endpoint at url (mount path
-// included), with Deployed set. Requests go through an http.Client with a 30-second timeout
-// that does not follow redirects: Median does not follow them either, so a
-// redirect on the endpoint is reported as what came back. Replay is left
-// false: set it when the deployed endpoint keeps answers by toolCallId (with
-// several instances, only a shared store such as redisstore passes the replay
-// cases). mediancheck sets it unless run with -replay=false.
+// included), with Deployed set. Requests go through an http.Client with a
+// 30-second timeout that does not follow redirects: Median does not follow
+// them either, so a redirect on the endpoint is reported as what came back.
+// Replay is left false: set it when the deployed endpoint keeps answers by
+// toolCallId (with several instances, only a shared store such as
+// redisstore passes the replay cases). mediancheck sets it unless run with
+// -replay=false.
 func URLTarget(url, key string) Target {
 	client := &http.Client{
 		Timeout: 30 * time.Second,
@@ -164,29 +168,20 @@ func URLTarget(url, key string) Target {
 // HandlerBuilder adapts an app constructor written the usual way, such as
 // NewRouter(key string) (*gin.Engine, error) or a function returning a
 // *protocol.Handler, to Target.BuildWithKey: each endpoint it builds is
-// served in process with [HandlerDo]. When newHandler returns an error, the
-// handler is used only if it is not nil (protocol.New returns a Handler that
-// answers 500 with its key error; a constructor that returns nil on error
-// is fine too, if its error names the key problem).
-func HandlerBuilder[H http.Handler](newHandler func(key string) (H, error)) func(key string) (DoFunc, error) {
-	return DoBuilder(newHandler, func(h H) func(*http.Request) (*http.Response, error) { return HandlerDo(h) })
-}
-
-// DoBuilder is [HandlerBuilder] for an app that is not an http.Handler:
-// newApp is your constructor, do sends requests to what it built. For a
-// fiber app:
-//
-//	target.BuildWithKey = conformance.DoBuilder(NewApp, fibermedian.Do) // NewApp(key) (*fiber.App, error)
-func DoBuilder[A any](newApp func(key string) (A, error), do func(A) func(*http.Request) (*http.Response, error)) func(key string) (DoFunc, error) {
-	return func(key string) (DoFunc, error) {
-		app, err := newApp(key)
-		if isNil(app) {
+// served in process, as by [HandlerTarget]. When newHandler returns an
+// error, the handler is used only if it is not nil (protocol.New returns a
+// Handler that answers 500 with its key error; a constructor that returns
+// nil on error is fine too, if its error names the key problem).
+func HandlerBuilder[H http.Handler](newHandler func(key string) (H, error)) func(key string) (func(*http.Request) (*http.Response, error), error) {
+	return func(key string) (func(*http.Request) (*http.Response, error), error) {
+		h, err := newHandler(key)
+		if isNil(h) {
 			if err == nil {
 				err = errors.New("the constructor returned a nil handler and no error")
 			}
 			return nil, err
 		}
-		return do(app), err
+		return serveInProcess(h), err
 	}
 }
 
@@ -217,6 +212,16 @@ func (t Target) withDefaults() Target {
 	if t.Concurrency <= 0 {
 		t.Concurrency = 16
 	}
+	if t.UserAgent == "" {
+		t.UserAgent = defaultUserAgent()
+	}
+	// Each call a case sends has its own toolCallId.
+	tools := make([]ToolSample, len(t.Tools))
+	for i, smp := range t.Tools {
+		smp.ToolCallID = ""
+		tools[i] = smp
+	}
+	t.Tools = tools
 	return t
 }
 
@@ -230,6 +235,11 @@ func (t Target) validate() error {
 	case strings.TrimSpace(t.Key) == "":
 		return fmt.Errorf("conformance: Target.Key is empty: set the Median key the endpoint runs with")
 	}
+	for i, smp := range t.Tools {
+		if err := smp.validate(); err != nil {
+			return fmt.Errorf("conformance: Target.Tools[%d]: %w", i, err)
+		}
+	}
 	for _, id := range t.Skip {
 		if _, ok := caseByID(id); !ok {
 			return fmt.Errorf("conformance: Target.Skip: no case has id %q (list them with Cases or mediancheck -list)", id)
@@ -241,22 +251,4 @@ func (t Target) validate() error {
 // skipped reports whether Target.Skip names id.
 func (t Target) skipped(id string) bool {
 	return slices.Contains(t.Skip, id)
-}
-
-// newRequest builds a request to the target with body.
-func newRequest(ctx context.Context, method, url string, body []byte) (*http.Request, error) {
-	var req *http.Request
-	var err error
-	if body == nil {
-		req, err = http.NewRequestWithContext(ctx, method, url, nil)
-	} else {
-		req, err = http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
-	}
-	if err != nil {
-		return nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	return req, nil
 }

@@ -180,7 +180,7 @@ func ExampleRespond() {
 func ExampleDo() {
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
 	fibermedian.Mount(app, "/api/median", newHandler())
-	do := fibermedian.Do(app) // in tests: conformance.DoTarget(fibermedian.Do(app), "/api/median", key)
+	do := fibermedian.Do(app) // in tests: conformance.Target{Do: do, URL: "http://example.test/api/median", Key: key, Replay: true}
 
 	key, err := protocol.ParseKey(exampleKey)
 	if err != nil {

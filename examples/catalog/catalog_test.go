@@ -322,8 +322,9 @@ func TestCancelOrderRiskFloor(t *testing.T) {
 	for _, tc := range []struct{ risk, approvedBy string }{
 		{"low", ""}, {"medium", ""}, {"reviewed", "The reviewer"}, {"high", ""},
 	} {
-		r := conformance.CallTool[json.RawMessage](t, target, catalog.CancelOrderTool, input,
-			conformance.WithRisk(tc.risk), conformance.WithApprovedBy(tc.approvedBy))
+		r := conformance.CallTool[json.RawMessage](t, target, conformance.ToolSample{
+			Tool: catalog.CancelOrderTool, Input: input, Risk: tc.risk, ApprovedBy: tc.approvedBy, Unapproved: tc.approvedBy == "",
+		})
 		require.NotNil(t, r.Refusal, "risk %s, approvedBy %q: %s", tc.risk, tc.approvedBy, r.Raw)
 		assert.Equal(t, "approval_required", r.Refusal.Reason)
 		assert.Equal(t, "blocked", r.Refusal.Outcome)
@@ -331,8 +332,7 @@ func TestCancelOrderRiskFloor(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotEqual(t, catalog.StatusCancelled, status, "a refused call changes nothing")
 	}
-	r := conformance.CallTool[map[string]any](t, target, catalog.CancelOrderTool, input,
-		conformance.WithRisk("high"), conformance.WithApprovedBy("Ada"))
+	r := conformance.CallTool[map[string]any](t, target, conformance.ToolSample{Tool: catalog.CancelOrderTool, Input: input, Risk: "high", ApprovedBy: "Ada"})
 	require.Nil(t, r.Refusal, "%s", r.Raw)
 	require.Nil(t, r.Error, "%s", r.Raw)
 	status, err := d.Orders.Status("A-1001")
@@ -353,8 +353,9 @@ func TestToolCallsAreTraced(t *testing.T) {
 	})
 	d := catalogtest.NewDemo(t)
 	target := conformance.HandlerTarget(d.Handler, catalogtest.MountPath, catalogtest.Key)
-	r := conformance.CallTool[map[string]any](t, target, catalog.LookupOrderTool, map[string]string{"orderId": "A-1001"},
-		conformance.WithVisitor(conformance.Visitor{Verified: true, ExternalID: "user_7"}))
+	r := conformance.CallTool[map[string]any](t, target, conformance.ToolSample{
+		Tool: catalog.LookupOrderTool, Input: map[string]string{"orderId": "A-1001"}, Visitor: conformance.Visitor{Verified: true, ExternalID: "user_7"},
+	})
 	require.Nil(t, r.Error, "%s", r.Raw)
 	var names []string
 	for _, s := range rec.Ended() {
@@ -373,8 +374,9 @@ func TestRedisOutage(t *testing.T) {
 	defer d.Close()
 	target := conformance.HandlerTarget(d.Handler, catalogtest.MountPath, catalogtest.Key)
 	lookup := func() conformance.Reply[map[string]any] {
-		return conformance.CallTool[map[string]any](t, target, catalog.LookupOrderTool, map[string]string{"orderId": "A-1001"},
-			conformance.WithVisitor(conformance.Visitor{Verified: true, ExternalID: "user_7"}))
+		return conformance.CallTool[map[string]any](t, target, conformance.ToolSample{
+			Tool: catalog.LookupOrderTool, Input: map[string]string{"orderId": "A-1001"}, Visitor: conformance.Visitor{Verified: true, ExternalID: "user_7"},
+		})
 	}
 	works := func(what string) {
 		t.Helper()

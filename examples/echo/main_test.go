@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -17,7 +18,7 @@ func TestMain(m *testing.M) {
 // TestExample drives the app in memory: the catalog, the ordinary routes
 // and the conformance suite (catalogtest.RunAll).
 func TestExample(t *testing.T) {
-	catalogtest.RunAll(t, func(d *catalog.Demo) conformance.DoFunc {
-		return conformance.HandlerDo(newApp(d))
+	catalogtest.RunAll(t, func(d *catalog.Demo) func(*http.Request) (*http.Response, error) {
+		return conformance.HandlerTarget(newApp(d), catalogtest.MountPath, catalogtest.Key).Do
 	})
 }

@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 // catalog, the ordinary routes and the conformance suite
 // (catalogtest.RunAll).
 func TestExample(t *testing.T) {
-	catalogtest.RunAll(t, func(d *catalog.Demo) conformance.DoFunc {
+	catalogtest.RunAll(t, func(d *catalog.Demo) func(*http.Request) (*http.Response, error) {
 		app := newApp(d)
 		t.Cleanup(func() { _ = app.Shutdown() })
 		return fibermedian.Do(app)

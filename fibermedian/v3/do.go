@@ -17,9 +17,9 @@ import (
 // length is read first and sent with its length; the caller's request is
 // left unchanged.
 //
-// In tests: conformance.DoTarget(fibermedian.Do(app), "/api/median", key)
-// describes the app, and conformance.DoBuilder(NewApp, fibermedian.Do)
-// lets the key cases build it with a bad key through your constructor.
+// In tests: conformance.Target{Do: fibermedian.Do(app), URL: "http://example.test/api/median", Key: key, Replay: true}
+// describes the app; Target.BuildWithKey returns fibermedian.Do of the app
+// your constructor builds with a bad key.
 //
 // fiber's limiter middleware allows 5 requests a minute by default, far
 // fewer than a conformance run sends: raise its Max, or skip the Median

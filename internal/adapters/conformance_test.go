@@ -3,6 +3,7 @@ package adapters_test
 import (
 	"io"
 	"log/slog"
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,6 +11,7 @@ import (
 	"github.com/median-go/median/conformance"
 	"github.com/median-go/median/internal/adapters"
 	"github.com/median-go/median/internal/adaptertest"
+	"github.com/median-go/median/internal/fixture"
 	"github.com/median-go/median/protocol"
 )
 
@@ -24,12 +26,11 @@ const testKey = "mk_test_0123456789abcdef0123456789abcdef"
 func TestConformance(t *testing.T) {
 	for _, a := range append([]adaptertest.Adapter{adapters.NetHTTP}, adapters.All()...) {
 		t.Run(a.Name, func(t *testing.T) {
-			serve := func(key string) conformance.DoFunc {
+			serve := func(key string) func(*http.Request) (*http.Response, error) {
 				return adaptertest.Start(t, a.Endpoint(conformanceHandler(t, key))).Forward
 			}
-			target := conformance.DoTarget(serve(testKey), adaptertest.Path, testKey)
-			target.Tools = conformance.FixtureSamples()
-			target.BuildWithKey = func(key string) (conformance.DoFunc, error) { return serve(key), nil }
+			target := conformance.Target{Do: serve(testKey), URL: "http://example.test" + adaptertest.Path, Key: testKey, Replay: true, Tools: fixture.Samples()}
+			target.BuildWithKey = func(key string) (func(*http.Request) (*http.Response, error), error) { return serve(key), nil }
 			conformance.Run(t, target)
 		})
 	}
@@ -40,7 +41,7 @@ func TestConformance(t *testing.T) {
 // the key's error, as the key cases expect.
 func conformanceHandler(t testing.TB, key string) *protocol.Handler {
 	t.Helper()
-	h, err := protocol.New(protocol.Config{Keys: []string{key}, Tools: conformance.FixtureTools(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h, err := protocol.New(protocol.Config{Keys: []string{key}, Tools: fixture.Tools(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if key == testKey {
 		require.NoError(t, err)
 	}

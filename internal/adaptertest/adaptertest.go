@@ -198,7 +198,7 @@ func (c *Client) Do(t testing.TB, r Request) Reply {
 
 // Forward sends req to the app whatever host its URL names, as a reverse
 // proxy would, and returns the answer (its body for the caller to close).
-// It is a conformance.DoFunc: the suite can address the app as
+// It is a func(*http.Request) (*http.Response, error): the suite can address the app as
 // "http://example.test/api/median" while each app runs on its own port.
 func (c *Client) Forward(req *http.Request) (*http.Response, error) {
 	out := req.Clone(req.Context())

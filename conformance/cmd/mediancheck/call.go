@@ -80,9 +80,10 @@ func runCall(args []string, stdout, stderr io.Writer, getenv func(string) string
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	r, err := conformance.Call[json.RawMessage](ctx, conformance.URLTarget(*url, key), *tool, json.RawMessage(*input),
-		conformance.WithToolCallID(id), conformance.WithConversationID(conv), conformance.WithRisk(*risk),
-		conformance.WithApprovedBy(*approvedBy), conformance.WithVisitor(visitor))
+	r, err := conformance.Call[json.RawMessage](ctx, conformance.URLTarget(*url, key), conformance.ToolSample{
+		Tool: *tool, Input: json.RawMessage(*input), ToolCallID: id, ConversationID: conv,
+		Risk: *risk, ApprovedBy: *approvedBy, Unapproved: *approvedBy == "", Visitor: visitor,
+	})
 	if r.Status == 0 {
 		fmt.Fprintf(stderr, "mediancheck call: %v\n", err)
 		return exitFailed

@@ -30,7 +30,7 @@ func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		replay      = fs.Bool("replay", true, "the endpoint has replay protection (the library's default)")
 		jsonOut     = fs.String("json", "", "write the report as JSON to this file")
 		junitOut    = fs.String("junit", "", "write the report as JUnit XML to this file")
-		timeout     = fs.Duration("timeout", conformance.DefaultTimeout, "bound each request")
+		timeout     = fs.Duration("timeout", 15*time.Second, "bound each request")
 		skew        = fs.Duration("clock-skew", 5*time.Second, "margin left for clock skew at the edges of the 5-minute window")
 	)
 	fs.Usage = func() {
@@ -75,7 +75,7 @@ func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		}
 	}
 	if *samples != "" {
-		tools, err := conformance.ReadSamplesFile(*samples)
+		tools, err := readSamplesFile(*samples)
 		if err != nil {
 			fmt.Fprintf(stderr, "mediancheck: %v\n", err)
 			return exitUsage
@@ -90,14 +90,14 @@ func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		fmt.Fprintf(stderr, "mediancheck: %v\n", err)
 		return exitUsage
 	}
-	if len(rep.Results) == 0 {
+	if len(rep.Verdicts) == 0 {
 		fmt.Fprintf(stderr, "mediancheck: -run %q selects no case; see -list\n", *runPattern)
 		return exitUsage
 	}
-	for _, r := range rep.Results {
-		fmt.Fprintln(stdout, r.String())
+	for _, v := range rep.Verdicts {
+		fmt.Fprintln(stdout, v.String())
 	}
-	fail := rep.Count(conformance.StatusFail)
+	fail := count(rep, "fail")
 	fmt.Fprintf(stdout, "\nchecked %s\n%s\n", *url, summary(rep))
 	if na := notApplicable(rep); na != "" {
 		fmt.Fprintln(stdout, na)
@@ -116,16 +116,16 @@ func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		}
 	}
 	if *junitOut != "" {
-		if err := writeFile(*junitOut, rep.WriteJUnit); err != nil {
+		if err := writeFile(*junitOut, func(w io.Writer) error { return writeJUnit(w, rep) }); err != nil {
 			fmt.Fprintf(stderr, "mediancheck: -junit: %v\n", err)
 			return exitFailed
 		}
 	}
-	if !rep.Passed() {
+	if fail > 0 {
 		var ids []string
-		for _, r := range rep.Results {
-			if r.Status == conformance.StatusFail {
-				ids = append(ids, r.ID)
+		for _, v := range rep.Verdicts {
+			if v.Status == "fail" {
+				ids = append(ids, v.ID)
 			}
 		}
 		fmt.Fprintf(stdout, "FAILED: %s\n", strings.Join(ids, ", "))
@@ -138,8 +138,8 @@ func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) strin
 // and ", N skipped" when a case was skipped. Cases that do not apply are
 // counted apart (notApplicable).
 func summary(rep conformance.Report) string {
-	s := fmt.Sprintf("%d passed, %d failed", rep.Count(conformance.StatusPass), rep.Count(conformance.StatusFail))
-	if n := rep.Count(conformance.StatusSkip); n > 0 {
+	s := fmt.Sprintf("%d passed, %d failed", count(rep, "pass"), count(rep, "fail"))
+	if n := count(rep, "skip"); n > 0 {
 		s += fmt.Sprintf(", %d skipped", n)
 	}
 	return s
@@ -149,9 +149,9 @@ func summary(rep conformance.Report) string {
 // every case applies.
 func notApplicable(rep conformance.Report) string {
 	var ids []string
-	for _, r := range rep.Results {
-		if r.Status == conformance.StatusNotApplicable {
-			ids = append(ids, r.ID)
+	for _, v := range rep.Verdicts {
+		if v.Status == "not_applicable" {
+			ids = append(ids, v.ID)
 		}
 	}
 	if len(ids) == 0 {
@@ -171,4 +171,30 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
+}
+
+// count returns how many verdicts of rep have status.
+func count(rep conformance.Report, status string) int {
+	n := 0
+	for _, v := range rep.Verdicts {
+		if v.Status == status {
+			n++
+		}
+	}
+	return n
+}
+
+// readSamplesFile reads tool samples from a JSON file; see
+// conformance.ReadSamples for the format.
+func readSamplesFile(path string) ([]conformance.ToolSample, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	list, err := conformance.ReadSamples(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return list, nil
 }

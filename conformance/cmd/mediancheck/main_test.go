@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/internal/fixture"
 	"github.com/median-go/median/protocol"
 )
 
@@ -29,7 +30,7 @@ const testKey = "mk_test_0123456789abcdef0123456789abcdef"
 // returns its URL.
 func server(t *testing.T, edit func(*protocol.Config)) string {
 	t.Helper()
-	cfg := protocol.Config{Keys: []string{testKey}, Tools: conformance.FixtureTools(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg := protocol.Config{Keys: []string{testKey}, Tools: fixture.Tools(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -169,9 +170,14 @@ func TestJUnitAndJSONOutput(t *testing.T) {
 	var rep conformance.Report
 	require.NoError(t, json.Unmarshal(raw, &rep))
 	assert.Equal(t, url, rep.URL)
-	res, ok := rep.Result("timestamp/future")
-	require.True(t, ok)
-	assert.Equal(t, conformance.StatusFail, res.Status)
+	var res conformance.Verdict
+	for _, v := range rep.Verdicts {
+		if v.ID == "timestamp/future" {
+			res = v
+		}
+	}
+	require.Equal(t, "timestamp/future", res.ID, "the JSON report has a verdict for timestamp/future")
+	assert.Equal(t, "fail", res.Status)
 	assert.Contains(t, res.Curl, "median-signature: t=")
 }
 
@@ -210,7 +216,7 @@ func TestListAndUsage(t *testing.T) {
 
 func TestCall(t *testing.T) {
 	var got map[string]any
-	h, err := protocol.New(protocol.Config{Keys: []string{testKey}, Tools: conformance.FixtureTools(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	h, err := protocol.New(protocol.Config{Keys: []string{testKey}, Tools: fixture.Tools(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Observer: func(context.Context, protocol.Event) {}})
 	require.NoError(t, err)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

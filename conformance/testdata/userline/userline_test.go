@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/internal/fixture"
 	"github.com/median-go/median/protocol"
 )
 
@@ -22,7 +23,7 @@ func target(t *testing.T) conformance.Target {
 	if os.Getenv("MEDIAN_USERLINE") == "" {
 		t.Skip("fails on purpose: run by conformance's TestFailuresPointAtTheUsersLine")
 	}
-	h, err := protocol.New(protocol.Config{Keys: []string{key}, Tools: conformance.FixtureTools(),
+	h, err := protocol.New(protocol.Config{Keys: []string{key}, Tools: fixture.Tools(),
 		Tolerance: 100 * time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -37,5 +38,5 @@ func TestRun(t *testing.T) {
 }
 
 func TestCallTool(t *testing.T) {
-	conformance.CallTool[int](t, target(t), "echo", map[string]string{"message": "hi"}) // want: CallTool
+	conformance.CallTool[int](t, target(t), conformance.ToolSample{Tool: "echo", Input: map[string]string{"message": "hi"}}) // want: CallTool
 }

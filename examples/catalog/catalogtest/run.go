@@ -160,7 +160,7 @@ func Run(t *testing.T, target conformance.Target) {
 // GET /healthz, and GET /api/orders/{id}, which reads the same order state
 // as the tools. base is the app's address without a path, e.g.
 // "http://example.test".
-func RunRoutes(t *testing.T, do conformance.DoFunc, base string) {
+func RunRoutes(t *testing.T, do func(*http.Request) (*http.Response, error), base string) {
 	base = strings.TrimSuffix(base, "/")
 	t.Run("healthz", func(t *testing.T) {
 		a := Send(t, do, http.MethodGet, base+"/healthz", nil, false)

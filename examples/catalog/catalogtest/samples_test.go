@@ -15,7 +15,7 @@ import (
 // samples.json is what `mediancheck -samples` reads; it must say what
 // Samples says (less the Check functions, which JSON cannot carry).
 func TestSamplesFileMatchesSamples(t *testing.T) {
-	fromFile, err := conformance.ReadSamplesFile("../samples.json")
+	fromFile, err := catalogtest.ReadSamplesFile("../samples.json")
 	require.NoError(t, err)
 	want := catalogtest.Samples()
 	require.Len(t, fromFile, len(want))
@@ -25,7 +25,7 @@ func TestSamplesFileMatchesSamples(t *testing.T) {
 	}
 }
 
-func compact(t *testing.T, s conformance.ToolSamples) string {
+func compact(t *testing.T, s conformance.ToolSample) string {
 	b, err := json.Marshal(s)
 	require.NoError(t, err)
 	var out bytes.Buffer
