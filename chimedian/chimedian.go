@@ -3,20 +3,28 @@
 // chi routes plain net/http handlers and [protocol.Handler] is one, so this
 // package is thin: it gives chi users the vocabulary of ginmedian,
 // echomedian and fibermedian, in net/http's shapes (a handler answers with
-// w and r, so [CallFrom], [VisitorFrom] and [Respond] take r, not a
-// framework context).
+// w and r, so [CallFrom] and [Respond] take r, not a framework context).
 //
 // Two ways to mount it, both with [Mount]:
 //
-//	chimedian.Mount(r, "/median", h)           // the Handler's tools answer
-//	chimedian.Mount(r, "/median", h, answer)   // your handler answers verified calls
+//	chimedian.Mount(r, "/median", h)                 // the Handler's tools answer
+//	chimedian.Mount(r, "/median", h, auth, dispatch) // your handlers answer verified calls
 //
 // In the first form ([New]) the Handler answers everything: signature,
 // body, the tools registered with [protocol.NewTool], the GET manifest and
 // diagnostics. In the second, [Middleware] verifies and answers everything
-// but verified tool calls, which reach your handler: it reads the call with
-// [CallFrom] (and the visitor with [VisitorFrom]) and answers it with
-// [Respond]. Either way Mount registers the path with and without a
+// but verified calls of the tools in protocol.Config.Tools, which reach
+// your handlers, after verification: they read the call with [CallFrom]
+// (its Visitor is who the agent talks to) and answer it with [Respond].
+// The handlers form a chain, and the first one that answers ends it (see
+// "Handler chains" in the protocol package): through Respond or a direct
+// write (http.Error, w.WriteHeader). A handler that writes nothing passes
+// the call on to the next one. Refuse the contract's way,
+// chimedian.Respond(w, r, nil, protocol.Refuse(reason, detail)): a 403 of
+// your own is sent as written, but Median's agent reads it as the tool not
+// answering.
+//
+// Either way Mount registers the path with and without a
 // trailing slash for every method chi routes, so the contract's 405 and the
 // manifest always come from the core. chi knows the nine standard methods
 // and answers any other (PURGE, PROPFIND, …) with its own empty 405;
@@ -35,10 +43,10 @@ package chimedian
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/median-go/median/internal/mount"
 	"github.com/median-go/median/protocol"
 )
 
@@ -56,35 +64,21 @@ func New(h *protocol.Handler) http.Handler {
 
 // Mount registers the Median endpoint at path on r (the root router, a
 // Group or a Route), with and without a trailing slash, for every method.
+// "" and "/" both mount at the root of r, once, as "/".
 //
-// With no handler it mounts [New](h). With a handler it mounts
-// [Middleware](h) in front of it: your handler answers the verified tool
-// calls with [Respond]; everything else is answered before it. chi routes
-// one handler per route: pass at most one, and add other middleware with
-// r.With. Mount panics when given more, as chi does on a bad route.
-func Mount(r chi.Router, path string, h *protocol.Handler, handler ...http.Handler) {
-	var endpoint http.Handler
-	switch len(handler) {
-	case 0:
-		endpoint = New(h)
-	case 1:
-		endpoint = Middleware(h)(handler[0])
-	default:
-		panic("chimedian: Mount takes at most one handler (chi routes one handler per route): add the others as middleware with r.With")
+// With no handlers it mounts [New](h). With handlers it mounts them, as
+// one chain, behind [Middleware](h): they answer the verified tool calls
+// with [Respond]; everything else is answered before them. The first
+// handler that answers (Respond, a direct write) ends the chain: the
+// handlers after it do not run.
+func Mount(r chi.Router, path string, h *protocol.Handler, handlers ...http.Handler) {
+	endpoint := New(h)
+	if len(handlers) > 0 {
+		endpoint = Middleware(h)(mount.Chain(handlers))
 	}
-	for _, p := range paths(path) {
+	for _, p := range mount.Paths(path) {
 		r.Handle(p, endpoint)
 	}
-}
-
-// paths returns the paths Mount registers: path without its trailing
-// slash and with it, or "/" alone for the root.
-func paths(path string) []string {
-	base := strings.TrimSuffix(path, "/")
-	if base == "" {
-		return []string{path}
-	}
-	return []string{base, base + "/"}
 }
 
 // Middleware returns net/http middleware (for chi's Use and With, or any
@@ -109,24 +103,8 @@ func CallFrom(r *http.Request) (*protocol.Call, bool) {
 	return protocol.CallFrom(r.Context())
 }
 
-// VisitorFrom returns the visitor of the call that [Middleware] verified
-// for r, and false when the middleware did not run. Authorize on
-// [protocol.Visitor.ExternalID] only.
-func VisitorFrom(r *http.Request) (protocol.Visitor, bool) {
-	call, ok := CallFrom(r)
-	if !ok {
-		return protocol.Visitor{}, false
-	}
-	return call.Visitor, true
-}
-
-// Respond answers the call that [Middleware] verified for r
-// ([protocol.Respond]): result as {"result": …}, a [*protocol.Refusal] (as
-// result or as err) as a refusal result, [protocol.CodeUnknownTool] or an
-// invalid_input error from [protocol.Call.BindInput] as that error, any
-// other err as execution_failed. The answer is kept for replays. A call is
-// answered once: a second Respond writes nothing. Without the middleware
-// it answers execution_failed saying so.
+// Respond answers the call that [Middleware] verified for r, as
+// [protocol.Respond] does.
 func Respond(w http.ResponseWriter, r *http.Request, result any, err error) {
 	protocol.Respond(w, r, result, err)
 }

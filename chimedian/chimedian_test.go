@@ -44,12 +44,3 @@ func TestToolSeesChisRequestID(t *testing.T) {
 	r.ServeHTTP(w, req)
 	assert.JSONEq(t, `{"result":"req-chi"}`, w.Body.String())
 }
-
-// TestMountTakesOneHandler checks that a second handler is refused when
-// the route is registered, not silently dropped.
-func TestMountTakesOneHandler(t *testing.T) {
-	h, _ := adaptertest.NewHandler()
-	noop := http.NotFoundHandler()
-	assert.PanicsWithValue(t, "chimedian: Mount takes at most one handler (chi routes one handler per route): add the others as middleware with r.With",
-		func() { chimedian.Mount(chi.NewRouter(), "/median", h, noop, noop) })
-}

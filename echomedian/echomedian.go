@@ -6,15 +6,26 @@
 //
 // Two ways to mount it, both with [Mount]:
 //
-//	echomedian.Mount(api, "/median", h)           // the Handler's tools answer
-//	echomedian.Mount(api, "/median", h, answer)   // your handler answers verified calls
+//	echomedian.Mount(api, "/median", h)                 // the Handler's tools answer
+//	echomedian.Mount(api, "/median", h, auth, dispatch) // your handlers answer verified calls
 //
 // In the first form ([New]) the Handler answers everything: signature,
 // body, the tools registered with [protocol.NewTool], the GET manifest and
 // diagnostics. In the second, [Middleware] verifies and answers everything
-// but verified tool calls, which reach your handler: it reads the call with
-// [CallFrom] (and the visitor with [VisitorFrom]) and answers it with
-// [Respond]. Either way Mount registers the path with and without a
+// but verified calls of the tools in protocol.Config.Tools, which reach
+// your handlers, after verification: they read the call with [CallFrom]
+// (its Visitor is who the agent talks to) and answer it with [Respond].
+// The handlers form a chain, and the first one that answers ends it (see
+// "Handler chains" in the protocol package): through Respond, a direct
+// write (c.String, c.JSON, c.NoContent) or echo's way to stop, returning
+// an error, which is answered as Respond(c, nil, err) would answer it. A
+// handler that returns nil without answering passes the call on to the
+// next one. Refuse the contract's way,
+// echomedian.Respond(c, nil, protocol.Refuse(reason, detail)): a 403 of
+// your own is sent as written, but Median's agent reads it as the tool not
+// answering.
+//
+// Either way Mount registers the path with and without a
 // trailing slash for every method echo's Any routes (the nine standard
 // ones, PROPFIND and REPORT), so the contract's 405 and the manifest always
 // come from the core. A method outside that set (PURGE, MKCOL) gets echo's
@@ -37,10 +48,10 @@ package echomedian
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/median-go/median/internal/mount"
 	"github.com/median-go/median/protocol"
 )
 
@@ -71,39 +82,37 @@ func New(h *protocol.Handler) echo.HandlerFunc {
 
 // Mount registers the Median endpoint at path on r, an *echo.Echo or an
 // *echo.Group, with and without a trailing slash, for every method of
-// echo's Any.
+// echo's Any. "" and "/" both mount at the root of r, once, as "/".
 //
-// With no handler it mounts [New](h). With a handler it mounts the handler
-// behind [Middleware](h): your handler answers the verified tool calls with
-// [Respond]; everything else is answered before it. echo routes one
-// handler per route: pass at most one, and add other middleware to the
-// group. Mount panics when given more, as echo does on a bad route.
-func Mount(r Router, path string, h *protocol.Handler, handler ...echo.HandlerFunc) {
-	var (
-		endpoint   echo.HandlerFunc
-		middleware []echo.MiddlewareFunc
-	)
-	switch len(handler) {
-	case 0:
-		endpoint = New(h)
-	case 1:
-		endpoint, middleware = handler[0], []echo.MiddlewareFunc{Middleware(h)}
-	default:
-		panic("echomedian: Mount takes at most one handler (echo routes one handler per route): add the others as middleware on the group")
+// With no handlers it mounts [New](h). With handlers it mounts them, as
+// one chain, behind [Middleware](h): they answer the verified tool calls
+// with [Respond]; everything else is answered before them. The first
+// handler that answers (Respond, a direct write, a returned error) ends
+// the chain: the handlers after it do not run.
+func Mount(r Router, path string, h *protocol.Handler, handlers ...echo.HandlerFunc) {
+	endpoint, middleware := New(h), []echo.MiddlewareFunc(nil)
+	if len(handlers) > 0 {
+		endpoint, middleware = chain(handlers), []echo.MiddlewareFunc{Middleware(h)}
 	}
-	for _, p := range paths(path) {
+	for _, p := range mount.Paths(path) {
 		r.Any(p, endpoint, middleware...)
 	}
 }
 
-// paths returns the paths Mount registers: path without its trailing
-// slash and with it, or "/" alone for the root.
-func paths(path string) []string {
-	base := strings.TrimSuffix(path, "/")
-	if base == "" {
-		return []string{path}
+// chain runs handlers in order until one answers: it returns an error, or
+// the response is committed.
+func chain(handlers []echo.HandlerFunc) echo.HandlerFunc {
+	if len(handlers) == 1 {
+		return handlers[0]
 	}
-	return []string{base, base + "/"}
+	return func(c echo.Context) error {
+		for _, next := range handlers {
+			if err := next(c); err != nil || committed(c) {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // Middleware returns echo middleware that verifies Median's requests with
@@ -141,13 +150,19 @@ type echoWriter struct{ *echo.Response }
 // Written reports whether the response was committed.
 func (w echoWriter) Written() bool { return w.Committed }
 
+// Status is the status committed.
+func (w echoWriter) Status() int { return w.Response.Status }
+
+// committed reports whether c's response was committed.
+func committed(c echo.Context) bool { return c.Response().Committed }
+
 // serveNext is what [protocol.Handler.Middleware] runs for a verified
 // call: the next echo handler, on the verified request; an error it
-// returns is its answer.
+// returns is its answer, unless it committed a response of its own first.
 var serveNext http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	ctx := contextFrom(r.Context())
 	ctx.c.SetRequest(r)
-	if err := ctx.next(ctx.c); err != nil {
+	if err := ctx.next(ctx.c); err != nil && !committed(ctx.c) {
 		protocol.Respond(w, r, nil, err)
 	}
 })
@@ -158,24 +173,8 @@ func CallFrom(c echo.Context) (*protocol.Call, bool) {
 	return protocol.CallFrom(c.Request().Context())
 }
 
-// VisitorFrom returns the visitor of the call that [Middleware] verified,
-// and false when the middleware did not run. Authorize on
-// [protocol.Visitor.ExternalID] only.
-func VisitorFrom(c echo.Context) (protocol.Visitor, bool) {
-	call, ok := CallFrom(c)
-	if !ok {
-		return protocol.Visitor{}, false
-	}
-	return call.Visitor, true
-}
-
-// Respond answers the call that [Middleware] verified ([protocol.Respond]):
-// result as {"result": …}, a [*protocol.Refusal] (as result or as err) as
-// a refusal result, [protocol.CodeUnknownTool] or an invalid_input error from
-// [protocol.Call.BindInput] as that error, any other err as
-// execution_failed. The answer is kept for replays. A call is answered
-// once: a second Respond writes nothing. Without the middleware it answers
-// execution_failed saying so. It returns nil, so a handler can end with
+// Respond answers the call that [Middleware] verified, as
+// [protocol.Respond] does. It returns nil, so a handler can end with
 // return echomedian.Respond(c, out, err).
 func Respond(c echo.Context, result any, err error) error {
 	protocol.Respond(c.Response(), c.Request(), result, err)

@@ -86,12 +86,3 @@ func TestToolSeesTheRequestsDeadline(t *testing.T) {
 	cancel()
 	assert.ErrorIs(t, ctxs[0].Err(), context.Canceled, "the tool's ctx is cancelled with the request's")
 }
-
-// TestMountTakesOneHandler checks that a second handler is refused when
-// the route is registered, not silently dropped.
-func TestMountTakesOneHandler(t *testing.T) {
-	h, _ := adaptertest.NewHandler()
-	noop := func(echo.Context) error { return nil }
-	assert.PanicsWithValue(t, "echomedian: Mount takes at most one handler (echo routes one handler per route): add the others as middleware on the group",
-		func() { echomedian.Mount(echo.New(), "/median", h, noop, noop) })
-}

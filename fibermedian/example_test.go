@@ -140,26 +140,37 @@ func ExampleCallFrom() {
 	// Output: 200 {"result":{"conversation":"conv_1","tool":"lookup_order"}}
 }
 
-// VisitorFrom gives the handler the visitor: authorize on its ExternalID,
+// Mount with a chain: an authorization handler, then the dispatcher. The
+// first handler that answers ends the chain; refuse the contract's way,
+// with Respond and protocol.Refuse. Authorize on the visitor's ExternalID,
 // which is set only when Median verified it.
-func ExampleVisitorFrom() {
-	app := fiber.New(fiber.Config{DisableStartupMessage: true})
-	fibermedian.Mount(app, "/median", newHandler(), func(c *fiber.Ctx) error {
-		visitor, _ := fibermedian.VisitorFrom(c)
-		id, ok := visitor.ExternalID()
-		if !ok {
+func ExampleMount_chain() {
+	authorize := func(c *fiber.Ctx) error {
+		call, _ := fibermedian.CallFrom(c)
+		if _, ok := call.Visitor.ExternalID(); !ok {
 			return fibermedian.Respond(c, nil, protocol.Refuse("not_signed_in", "Ask the customer to sign in first."))
 		}
-		return fibermedian.Respond(c, map[string]string{"customer": id}, nil)
-	})
+		return c.Next()
+	}
+	dispatch := func(c *fiber.Ctx) error {
+		call, _ := fibermedian.CallFrom(c)
+		id, _ := call.Visitor.ExternalID()
+		var in OrderIn
+		if err := call.BindInput(&in); err != nil {
+			return err
+		}
+		return fibermedian.Respond(c, map[string]string{"customer": id, "order": in.OrderID}, nil)
+	}
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	fibermedian.Mount(app, "/median", newHandler(), authorize, dispatch)
 
-	fmt.Println(send(app, "/median", `{"tool":"whoami","toolCallId":"call_4","input":{},
+	fmt.Println(send(app, "/median", `{"tool":"lookup_order","toolCallId":"call_4","input":{"orderId":"A-1001"},
 		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false,"email":"ada@example.com"}}}`))
-	fmt.Println(send(app, "/median", `{"tool":"whoami","toolCallId":"call_5","input":{},
+	fmt.Println(send(app, "/median", `{"tool":"lookup_order","toolCallId":"call_5","input":{"orderId":"A-1001"},
 		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`))
 	// Output:
 	// 200 {"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Ask the customer to sign in first."}}
-	// 200 {"result":{"customer":"user_7"}}
+	// 200 {"result":{"customer":"user_7","order":"A-1001"}}
 }
 
 // Respond answers the call: an error is execution_failed with its message,

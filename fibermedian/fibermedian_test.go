@@ -43,6 +43,7 @@ func TestValuesOutliveTheRequest(t *testing.T) {
 		methods []string
 	)
 	h, _ := adaptertest.NewHandler(func(cfg *protocol.Config) {
+		cfg.Tools = append(cfg.Tools, adaptertest.AppTool("first_tool"), adaptertest.AppTool("second_tool_with_a_longer_name"))
 		cfg.Observer = func(_ context.Context, ev protocol.Event) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -6,15 +6,25 @@
 //
 // Two ways to mount it, both with [Mount]:
 //
-//	ginmedian.Mount(api, "/median", h)           // the Handler's tools answer
-//	ginmedian.Mount(api, "/median", h, answer)   // your handlers answer verified calls
+//	ginmedian.Mount(api, "/median", h)                 // the Handler's tools answer
+//	ginmedian.Mount(api, "/median", h, auth, dispatch) // your handlers answer verified calls
 //
 // In the first form ([New]) the Handler answers everything: signature,
 // body, the tools registered with [protocol.NewTool], the GET manifest and
 // diagnostics. In the second, [Middleware] verifies and answers everything
-// but verified tool calls, which reach your handlers: they read the call
-// with [CallFrom] (and the visitor with [VisitorFrom]) and answer it with
-// [Respond]. Either way Mount registers the path with and without a
+// but verified calls of the tools in protocol.Config.Tools, which reach
+// your handlers: they read the call with [CallFrom] (its Visitor is who
+// the agent talks to) and answer it with [Respond]. The handlers form a
+// chain, and the first one that answers ends it (see "Handler chains" in
+// the protocol package): through Respond, a direct write (c.String,
+// c.JSON, c.Status) or gin's abort (c.Abort, c.AbortWithStatus…). A
+// handler that does none of these passes the call on to the next one;
+// calling c.Next() is not needed. Refuse the contract's way,
+// ginmedian.Respond(c, nil, protocol.Refuse(reason, detail)): a 403 of
+// your own is sent as written, but Median's agent reads it as the tool not
+// answering.
+//
+// Either way Mount registers the path with and without a
 // trailing slash, for every method gin's Any routes (GET, POST, PUT, PATCH,
 // HEAD, OPTIONS, DELETE, CONNECT, TRACE), so the contract's 405 and the
 // manifest always come from the core. A method outside that set (PURGE, a
@@ -42,6 +52,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/median-go/median/internal/mount"
 	"github.com/median-go/median/protocol"
 )
 
@@ -69,7 +80,10 @@ func New(h *protocol.Handler) gin.HandlerFunc {
 //
 // With no handlers it mounts [New](h). With handlers it mounts
 // [Middleware](h) followed by them: your handlers answer the verified tool
-// calls with [Respond]; everything else is answered before them.
+// calls with [Respond]; everything else is answered before them. The first
+// handler that answers (Respond, a direct write, c.Abort) ends the chain:
+// the handlers after it do not run. "" and "/" both mount at the root of
+// r, once, as "/".
 //
 // In gin's debug mode, gin prints a line for every route registered (18
 // here). Mount prints one instead, "median endpoint at /api/median and
@@ -83,14 +97,38 @@ func New(h *protocol.Handler) gin.HandlerFunc {
 func Mount(r gin.IRoutes, path string, h *protocol.Handler, handlers ...gin.HandlerFunc) {
 	chain := []gin.HandlerFunc{New(h)}
 	if len(handlers) > 0 {
-		chain = append([]gin.HandlerFunc{Middleware(h)}, handlers...)
+		chain = []gin.HandlerFunc{Middleware(h)}
+		for _, handler := range handlers {
+			chain = append(chain, step(handler))
+		}
 	}
 	registerQuietly(func() {
-		for _, p := range paths(path) {
+		for _, p := range mount.Paths(path) {
 			r.Any(p, chain...)
 		}
 	})
 }
+
+// step runs one of Mount's handlers unless the call was answered before
+// it, and ends the chain (c.Abort) once the call is answered, so that no
+// handler after the first that answers runs, even one it called c.Next()
+// for.
+func step(handler gin.HandlerFunc) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if answered(c) {
+			c.Abort()
+			return
+		}
+		handler(c)
+		if answered(c) {
+			c.Abort()
+		}
+	}
+}
+
+// answered reports whether the call was answered: through Respond, a
+// write of the handler's own, or gin's abort.
+func answered(c *gin.Context) bool { return c.IsAborted() || ginWriter{c.Writer}.Written() }
 
 // Middleware returns gin middleware that verifies Median's requests with h
 // ([protocol.Handler.Middleware]) and lets only verified tool calls through
@@ -103,7 +141,10 @@ func Mount(r gin.IRoutes, path string, h *protocol.Handler, handlers ...gin.Hand
 // they leave unanswered gets execution_failed kept for its toolCallId, so a
 // repeat is answered at once; a panic in them is recovered, logged and
 // answered execution_failed, and the chain is aborted. Prefer [Mount] with
-// handlers, which also registers every method and the trailing slash.
+// handlers, which also registers every method and the trailing slash, and
+// ends the chain at the first handler that answers; on a route of your own
+// gin's rules apply: [Respond] ends the chain, a direct write does not
+// unless the handler aborts after it.
 func Middleware(h *protocol.Handler) gin.HandlerFunc {
 	mw := h.Middleware(serveNext)
 	return func(c *gin.Context) {
@@ -122,7 +163,8 @@ func Middleware(h *protocol.Handler) gin.HandlerFunc {
 // with c.Status only once the chain ends).
 type ginWriter struct{ gin.ResponseWriter }
 
-// Written reports whether the response was written or given a status.
+// Written reports whether the response was written or given a status;
+// the core then asks Status (gin's own) which.
 func (w ginWriter) Written() bool { return w.ResponseWriter.Written() || w.Status() != http.StatusOK }
 
 // serveNext is what [protocol.Handler.Middleware] runs for a verified
@@ -140,24 +182,9 @@ func CallFrom(c *gin.Context) (*protocol.Call, bool) {
 	return protocol.CallFrom(c.Request.Context())
 }
 
-// VisitorFrom returns the visitor of the call that [Middleware] verified,
-// and false when the middleware did not run. Authorize on
-// [protocol.Visitor.ExternalID] only.
-func VisitorFrom(c *gin.Context) (protocol.Visitor, bool) {
-	call, ok := CallFrom(c)
-	if !ok {
-		return protocol.Visitor{}, false
-	}
-	return call.Visitor, true
-}
-
-// Respond answers the call that [Middleware] verified ([protocol.Respond]):
-// result as {"result": …}, a [*protocol.Refusal] (as result or as err) as
-// a refusal result, [protocol.CodeUnknownTool] or an invalid_input error from
-// [protocol.Call.BindInput] as that error, any other err as
-// execution_failed. The answer is kept for replays. A call is answered
-// once: a second Respond writes nothing. Without the middleware it answers
-// execution_failed saying so.
+// Respond answers the call that [Middleware] verified, as
+// [protocol.Respond] does, and ends the handler chain (c.Abort).
 func Respond(c *gin.Context, result any, err error) {
 	protocol.Respond(c.Writer, c.Request, result, err)
+	c.Abort()
 }

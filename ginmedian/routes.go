@@ -9,16 +9,6 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// paths returns the paths Mount registers: path without its trailing
-// slash and with it, or "/" alone for the root.
-func paths(path string) []string {
-	base := strings.TrimSuffix(path, "/")
-	if base == "" {
-		return []string{path}
-	}
-	return []string{base, base + "/"}
-}
-
 // debugMu serializes the swap of gin.DebugPrintRouteFunc between Mounts.
 var debugMu sync.Mutex
 

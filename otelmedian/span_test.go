@@ -2,6 +2,7 @@ package otelmedian_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -158,7 +159,12 @@ func TestSpanBehindMiddleware(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, tp.Shutdown(context.Background())) })
 	obs, err := otelmedian.New(otelmedian.WithTracerProvider(tp))
 	require.NoError(t, err)
-	h, err := protocol.New(protocol.Config{Keys: []string{testKey}, Observer: obs.Observe})
+	// The app's handler answers app_tool; the Handler declares it.
+	appTool := protocol.NewTool("app_tool", protocol.RiskLow, "Answered by the app's handler.",
+		func(context.Context, protocol.ToolCall[struct{}]) (any, error) {
+			return nil, errors.New("answered by the app")
+		})
+	h, err := protocol.New(protocol.Config{Keys: []string{testKey}, Tools: []*protocol.Tool{appTool}, Observer: obs.Observe})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	h.Mount(mux, "/api/median", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

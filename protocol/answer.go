@@ -16,52 +16,44 @@ const (
 	maxDiagnosticsChars = 2000 // Median keeps this many characters of diagnostics
 )
 
-// run answers a verified call whose tool the Handler knows: interceptors,
-// then the tool under its timeout; the answer is kept for replays.
-func (h *Handler) run(ctx context.Context, ex *exchange) Response {
-	resp, stop := h.intercept(ctx, ex)
-	if !stop {
-		resp = h.runTool(ctx, ex)
-	}
-	resp.evicted = h.save(ctx, ex, resp)
-	return resp
-}
-
-// runTool runs the prepared tool under its timeout and encodes its answer.
-func (h *Handler) runTool(ctx context.Context, ex *exchange) Response {
-	tool := ex.tool
+// runTool runs the prepared tool under its timeout and encodes its answer
+// (PROTOCOL.md §5 step 11).
+func (h *Handler) runTool(ctx context.Context, st *callState) Response {
+	tool := st.tool
 	runCtx := ctx
 	if tool.timeout > 0 {
 		var cancel context.CancelFunc
 		runCtx, cancel = context.WithTimeout(ctx, tool.timeout)
 		defer cancel()
 	}
-	result, err := protect(h, runCtx, "the tool", ex.call, func() (any, error) { return ex.run(runCtx) })
+	result, err := protect(h, runCtx, "the tool", st.call, func() (any, error) { return st.run(runCtx) })
 	if err != nil && tool.timeout > 0 && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 		err = fmt.Errorf("tool %s timed out after %s", tool.name, tool.timeout)
 	}
-	return h.encodeAnswer(ctx, ex, result, err)
+	return h.encodeAnswer(ctx, st, result, err)
 }
 
 // encodeAnswer turns what a tool (or a middleware handler, or an
 // interceptor) returned into the contract's answer; a panic while encoding
 // (a result's MarshalJSON) is answered as a failure.
-func (h *Handler) encodeAnswer(ctx context.Context, ex *exchange, result any, err error) Response {
-	resp, perr := protect(h, ctx, "encoding the answer", ex.call, func() (Response, error) {
-		return h.answer(ctx, ex, result, err), nil
+func (h *Handler) encodeAnswer(ctx context.Context, st *callState, result any, err error) Response {
+	resp, perr := protect(h, ctx, "encoding the answer", st.call, func() (Response, error) {
+		return h.answer(ctx, st, result, err), nil
 	})
 	if perr != nil {
-		return errorResponse(failedUnexpectedly(ex.call.Tool))
+		return errorResponse(failedUnexpectedly(st.call.Tool))
 	}
 	return resp
 }
 
-// answer encodes a result, a refusal or an error (PROTOCOL.md §3).
-func (h *Handler) answer(ctx context.Context, ex *exchange, result any, err error) Response {
-	call := ex.call
+// answer encodes a result, a refusal or an error (PROTOCOL.md §3). An
+// error with [CodeUnknownTool] or [CodeInvalidInput] is answered as that
+// error, unless it is an [opaqueError].
+func (h *Handler) answer(ctx context.Context, st *callState, result any, err error) Response {
+	call := st.call
 	budget := 0
-	if ex.tool != nil {
-		budget = ex.tool.budget
+	if st.tool != nil {
+		budget = st.tool.budget
 	}
 	if err == nil {
 		return h.encodeResult(ctx, call.Tool, result, budget)
@@ -81,13 +73,23 @@ func (h *Handler) answer(ctx context.Context, ex *exchange, result any, err erro
 	if errors.Is(err, errPanicked) {
 		return errorResponse(failedUnexpectedly(call.Tool))
 	}
+	if o, ok := err.(opaqueError); ok {
+		err = o.err
+	}
 	msg := err.Error()
-	if h.errorMessage != nil {
-		h.log.InfoContext(ctx, "median: tool returned an error", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", msg)
-		msg = h.errorMessage(ctx, call, err)
+	if rewrite := h.cfg.ErrorMessage; rewrite != nil {
+		h.cfg.Logger.InfoContext(ctx, "median: tool returned an error", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", msg)
+		msg = rewrite(ctx, call, err)
 	}
 	return errorResponse(newError(CodeExecutionFailed, msg))
 }
+
+// opaqueError is an error answered execution_failed with its message
+// whatever code it carries: an interceptor's error (see [Interceptor]).
+// It has no Unwrap on purpose, so that answer finds no code in it.
+type opaqueError struct{ err error }
+
+func (o opaqueError) Error() string { return o.err.Error() }
 
 // failedUnexpectedly is the answer to a panic: the stack is in the log.
 func failedUnexpectedly(tool string) *Error {
@@ -113,7 +115,7 @@ func (h *Handler) encodeResult(ctx context.Context, tool string, v any, budget i
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {
-		h.log.ErrorContext(ctx, "median: result is not JSON-encodable", "tool", tool, "error", err)
+		h.cfg.Logger.ErrorContext(ctx, "median: result is not JSON-encodable", "tool", tool, "error", err)
 		return errorResponse(errorf(CodeExecutionFailed, "tool %s returned a result that cannot be encoded as JSON", tool))
 	}
 	raw = h.checkHints(ctx, tool, raw)
@@ -122,7 +124,7 @@ func (h *Handler) encodeResult(ctx context.Context, tool string, v any, budget i
 			return errorResponse(errorf(CodeExecutionFailed, "tool %s: %s", tool, err))
 		}
 	} else if n := utf8.RuneCount(raw); n > maxResultChars {
-		h.log.WarnContext(ctx, "median: result is longer than the agent reads", "tool", tool, "chars", n, "limit", maxResultChars)
+		h.cfg.Logger.WarnContext(ctx, "median: result is longer than the agent reads", "tool", tool, "chars", n, "limit", maxResultChars)
 	}
 	body := make([]byte, 0, len(bodyPrefix)+len(raw)+1)
 	body = append(body, bodyPrefix...)
@@ -154,7 +156,7 @@ func (h *Handler) checkHints(ctx context.Context, tool string, raw []byte) []byt
 			err = fmt.Errorf("%s: must be a string", key)
 		}
 		if err != nil {
-			h.log.WarnContext(ctx, "median: invalid widget hint removed from result", "tool", tool, "error", err)
+			h.cfg.Logger.WarnContext(ctx, "median: invalid widget hint removed from result", "tool", tool, "error", err)
 			delete(obj, key)
 			changed = true
 		}

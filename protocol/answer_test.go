@@ -303,7 +303,7 @@ func TestDiagnostics(t *testing.T) {
 	t.Run("default timeout under 8 s", func(t *testing.T) {
 		assert.Less(t, defaultDiagnosticsTimeout, 8*time.Second)
 		h, _ := newHandler(t, Config{})
-		assert.Equal(t, defaultDiagnosticsTimeout, h.diagnosticsTimeout)
+		assert.Equal(t, defaultDiagnosticsTimeout, h.cfg.DiagnosticsTimeout)
 	})
 }
 

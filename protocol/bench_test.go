@@ -144,7 +144,7 @@ func serveUnique(b *testing.B, h *Handler, reqs []Request) {
 	for b.Loop() {
 		if i == len(reqs) {
 			b.StopTimer()
-			h.store = newMemoryStore(0, nil)
+			h.cfg.Store = newMemoryStore(0, nil)
 			i = 0
 			b.StartTimer()
 		}

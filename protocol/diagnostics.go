@@ -11,10 +11,10 @@ import (
 // out in time even when it ignores its context; that goroutine ends when
 // the function returns.
 func (h *Handler) runDiagnostics(ctx context.Context) Response {
-	if h.diagnostics == nil {
+	if h.cfg.Diagnostics == nil {
 		return errorResponse(newError(CodeDiagnosticsUnsupported, "this server collects no diagnostics"))
 	}
-	ctx, cancel := context.WithTimeout(ctx, h.diagnosticsTimeout)
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.DiagnosticsTimeout)
 	defer cancel()
 	done := make(chan Response, 1) // buffered: a late function never blocks
 	go func() {
@@ -33,7 +33,7 @@ func (h *Handler) runDiagnostics(ctx context.Context) Response {
 		return resp
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return errorResponse(errorf(CodeExecutionFailed, "diagnostics did not finish within %s", h.diagnosticsTimeout))
+			return errorResponse(errorf(CodeExecutionFailed, "diagnostics did not finish within %s", h.cfg.DiagnosticsTimeout))
 		}
 		return errorResponse(newError(CodeExecutionFailed, "the request ended before diagnostics finished"))
 	}
@@ -42,7 +42,7 @@ func (h *Handler) runDiagnostics(ctx context.Context) Response {
 // diagnosticsAnswer runs Config.Diagnostics and encodes what it returned.
 // It may panic (in user code); runDiagnostics protects it.
 func (h *Handler) diagnosticsAnswer(ctx context.Context) (Response, error) {
-	v, err := h.diagnostics(ctx)
+	v, err := h.cfg.Diagnostics(ctx)
 	var refusal *Refusal
 	switch {
 	case errors.As(err, &refusal):
@@ -52,7 +52,7 @@ func (h *Handler) diagnosticsAnswer(ctx context.Context) (Response, error) {
 	}
 	resp := h.encodeResult(ctx, "diagnostics", v, 0)
 	if n := utf8.RuneCount(resp.Body); n > maxDiagnosticsChars {
-		h.log.WarnContext(ctx, "median: diagnostics answer is longer than Median keeps", "chars", n, "limit", maxDiagnosticsChars)
+		h.cfg.Logger.WarnContext(ctx, "median: diagnostics answer is longer than Median keeps", "chars", n, "limit", maxDiagnosticsChars)
 	}
 	return resp, nil
 }

@@ -15,4 +15,60 @@
 // Every answer is JSON. Errors carry one of the [Code] values and a message
 // written for whoever has to fix the problem; no key, derived secret or
 // computed signature ever appears in an answer or a log line.
+//
+// # Handler chains
+//
+// In middleware mode ([Handler.Middleware], [Handler.Mount] with handlers,
+// and every adapter's Mount with handlers) your own handlers answer the
+// verified calls of the tools in [Config.Tools]; a call of any other tool is
+// answered 404 unknown_tool before they run. Mount takes several handlers,
+// such as an authorization check and then a dispatcher, and every adapter
+// runs them by one rule:
+//
+// The handlers run in order, and the first one that answers ends the chain.
+// A handler answers through [Respond] (or its adapter's Respond), by writing
+// a status or a body of its own, or by its framework's abort (gin's
+// c.Abort, an error returned by an echo or fiber handler, a fiber handler
+// that returns without calling c.Next). Nothing after it runs, no tool
+// runs, and exactly one answer goes out. A handler that does none of these
+// passes the call on (in fiber, with c.Next, as fiber handlers always do);
+// a call no handler answers is answered execution_failed.
+//
+// Refuse the contract's way, with a refusal result the agent can explain to
+// the customer:
+//
+//	Respond(w, r, nil, protocol.Refuse("not_allowed", "Only the account owner can do this."))
+//
+// A response a handler writes on its own (http.Error(w, "forbidden", 403),
+// a plain-text body) is the app's choice: it is sent as written, but
+// Median's agent reads it as the tool not answering. The Handler logs a
+// warning naming its status (at most one line every ten seconds, with the
+// count of those held back) and keeps execution_failed for the call's
+// toolCallId, so a repeat is answered at once.
+//
+// # Writing an adapter
+//
+// An adapter moves bytes between a framework and the core; it never builds
+// an answer of its own. Frameworks built on net/http mount the Handler
+// itself (it is an [http.Handler]) and [Handler.Middleware]. For any other
+// framework, the whole adapter-facing API is in adapter.go:
+//
+//   - Build a [Request] from the framework's request: the method, the
+//     median-signature header and the body (a reader, or bytes the
+//     framework already holds), without decoding anything.
+//   - To answer with the Handler's own tools, call [Handler.Serve] and write
+//     the [Response]: its Status, Content-Type application/json, Allow when
+//     set, and Body. A Response with Status 0 is not written.
+//   - For middleware mode, call [Handler.Verify]. When it returns false,
+//     write its Response and stop. Otherwise run the app's handlers with the
+//     returned context reachable from the framework's context (so that
+//     [CallFrom] finds the call), apply the chain rule above, and let them
+//     answer through [Answer], whose Response the adapter writes. Once they
+//     are done, defer [Settle] with the status of any response they wrote on
+//     their own (0 for none) and what recover() returned, and write what it
+//     returns.
+//
+// Values a tool or handler must keep after the request (the method, the
+// body) must not alias buffers the framework reuses; the core copies the
+// body it reads.
 package protocol

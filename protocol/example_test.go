@@ -181,7 +181,14 @@ func ExampleHints() {
 // Middleware: the Handler verifies, your own handler answers the call with
 // Respond (which keeps the answer for replays).
 func ExampleHandler_Middleware() {
-	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}})
+	// The app answers ping itself, but declares it: the manifest lists it,
+	// and a call of a tool not declared is answered 404 unknown_tool
+	// before the app runs.
+	ping := protocol.NewTool("ping", protocol.RiskLow, "Answers pong.",
+		func(context.Context, protocol.ToolCall[struct{}]) (any, error) {
+			return nil, errors.New("answered by the app")
+		})
+	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: []*protocol.Tool{ping}})
 	if err != nil {
 		panic(err)
 	}

@@ -12,7 +12,7 @@ func MemoryStoreForTest(maxBytes int64, now func() time.Time) Store {
 // MemoryStoreBytes returns what h's in-memory store charges against its
 // budget, or -1 when h uses another store.
 func MemoryStoreBytes(h *Handler) int64 {
-	m, ok := h.store.(memoryStore)
+	m, ok := h.cfg.Store.(memoryStore)
 	if !ok {
 		return -1
 	}

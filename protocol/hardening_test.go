@@ -96,7 +96,7 @@ func TestReplayedAnswerKeepsCodeAndStatus(t *testing.T) {
 	var mu sync.Mutex
 	var events []Event
 	h := hardNew(t, Config{
-		Tools:    []*Tool{failing},
+		Tools:    append([]*Tool{failing}, appTools("other")...),
 		Observer: func(_ context.Context, ev Event) { mu.Lock(); events = append(events, ev); mu.Unlock() },
 	})
 	// A middleware-style handler answering a bind error stores a 400.

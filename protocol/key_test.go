@@ -177,7 +177,7 @@ func TestSeveralKeys(t *testing.T) {
 // accepts nothing.
 func TestZeroHandlerNeverFailsOpen(t *testing.T) {
 	var h Handler
-	h.now, h.log = func() time.Time { return testNow }, discardLogger()
+	h.cfg.Now, h.cfg.Logger = func() time.Time { return testNow }, discardLogger()
 	requireError(t, h.Serve(context.Background(), get()), http.StatusUnauthorized, CodeInvalidSignature)
 	resp := h.Serve(context.Background(), post(`{"op":"diagnostics"}`))
 	assert.GreaterOrEqual(t, resp.Status, 400, "body %s", resp.Body)

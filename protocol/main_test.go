@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -20,6 +21,22 @@ import (
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
+
+// appTools declares tools that the app's own handler answers behind the
+// middleware, as middleware mode requires: any object as input, and a
+// function that fails saying so, should the Handler itself run it.
+func appTools(names ...string) []*Tool {
+	tools := make([]*Tool, len(names))
+	for i, name := range names {
+		tools[i] = NewTool(name, RiskLow, "Answered by the app's handler.", func(context.Context, ToolCall[map[string]any]) (any, error) {
+			return nil, errAppTool
+		}, WithInputSchema(json.RawMessage(`{"type":"object"}`)))
+	}
+	return tools
+}
+
+// errAppTool is what an appTools tool answers when the Handler runs it.
+var errAppTool = errors.New("this tool is answered by the app's handler behind the middleware")
 
 // testKey is a usable Median key (40 visible ASCII characters).
 const testKey = "mk_test_0123456789abcdefghijklmnopqrstuv"

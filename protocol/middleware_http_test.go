@@ -24,7 +24,7 @@ func httpPost(path, body string) *http.Request {
 // TestMiddleware: next sees the call and the body as sent, answers with
 // Respond; everything else is answered before next.
 func TestMiddleware(t *testing.T) {
-	h, _ := newHandler(t, Config{})
+	h, _ := newHandler(t, Config{Tools: appTools("mine")})
 	var seenBody string
 	reached := 0
 	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -58,7 +58,7 @@ func TestMiddleware(t *testing.T) {
 // the contract's execution_failed on the first answer, even under an outer
 // recovery middleware; ErrAbortHandler is passed on.
 func TestMiddlewarePanicIsAnsweredFirstTime(t *testing.T) {
-	h, logs := newHandler(t, Config{})
+	h, logs := newHandler(t, Config{Tools: appTools("mine")})
 	outerRecovered := false
 	outer := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -126,6 +126,7 @@ func TestMountOnServeMux(t *testing.T) {
 	}
 
 	// Middleware mode: handlers run in order until one answers.
+	h, _ = newHandler(t, Config{Tools: appTools("forbidden", "allowed")})
 	mux = http.NewServeMux()
 	var ran []string
 	deny := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -196,7 +197,7 @@ func TestObserverGetsTheRequestContext(t *testing.T) {
 // gets the contract's execution_failed on the first answer as on the
 // repeat; a handler that wrote its own response keeps it.
 func TestMiddlewareAnswersACallLeftUnanswered(t *testing.T) {
-	h, _ := newHandler(t, Config{ReplayLease: time.Hour})
+	h, _ := newHandler(t, Config{ReplayLease: time.Hour, Tools: appTools("mine")})
 	silent := h.Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	body := toolCall("mine", "nothing_1", `{}`)
 	first := httptest.NewRecorder()

@@ -15,10 +15,19 @@ import (
 func TestVerifyRespond(t *testing.T) {
 	runs := &int64Counter{}
 	obs := &observed{}
-	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(runs)}, Observer: obs.add})
+	tools := append([]*Tool{echoTool(runs)}, appTools("handled_elsewhere", "x", "dispatched_later")...)
+	h, _ := newHandler(t, Config{Tools: tools, Observer: obs.add})
 	ctx := context.Background()
 
-	t.Run("unknown tools pass", func(t *testing.T) {
+	t.Run("unknown tools are answered before the app", func(t *testing.T) {
+		cctx, resp, ok := h.Verify(ctx, post(toolCall("nobody_knows", "v0", `{}`)))
+		require.False(t, ok)
+		_, has := CallFrom(cctx)
+		assert.False(t, has, "no call reaches the app")
+		assert.Contains(t, requireError(t, resp, http.StatusNotFound, CodeUnknownTool), `"nobody_knows"`)
+		assert.Equal(t, "nobody_knows", obs.last(t).Tool, "the observer sees the refusal")
+	})
+	t.Run("tools the app answers pass", func(t *testing.T) {
 		cctx, resp, ok := h.Verify(ctx, post(toolCall("handled_elsewhere", "v1", `{"anything":true}`)))
 		require.True(t, ok, "body %s", resp.Body)
 		call, ok := CallFrom(cctx)
@@ -80,11 +89,11 @@ func TestVerifyRespond(t *testing.T) {
 		assert.Contains(t, string(resp.Body), `"tools"`)
 	})
 	t.Run("unknown tool answered with the bare code", func(t *testing.T) {
-		cctx, _, ok := h.Verify(ctx, post(toolCall("nobody_knows", "v7", `{}`)))
+		cctx, _, ok := h.Verify(ctx, post(toolCall("dispatched_later", "v7", `{}`)))
 		require.True(t, ok)
 		msg := requireError(t, Answer(cctx, nil, CodeUnknownTool), http.StatusNotFound, CodeUnknownTool)
-		assert.Contains(t, msg, `"nobody_knows"`)
-		_, again, _ := h.Verify(ctx, post(toolCall("nobody_knows", "v7", `{}`)))
+		assert.Contains(t, msg, `"dispatched_later"`)
+		_, again, _ := h.Verify(ctx, post(toolCall("dispatched_later", "v7", `{}`)))
 		assert.Equal(t, http.StatusNotFound, again.Status, "a replay keeps the 404")
 	})
 	t.Run("Answer without a verified call", func(t *testing.T) {

@@ -117,15 +117,16 @@ func TestRiskFloorBeforeTheReplayStore(t *testing.T) {
 }
 
 // TestRiskFloorInMiddlewareMode: a registered tool's floor applies behind
-// Verify too; unknown tools (dispatched by the app) have no declared risk.
+// Verify too; a tool not in Config.Tools never reaches the app.
 func TestRiskFloorInMiddlewareMode(t *testing.T) {
 	runs := &int64Counter{}
 	h, _ := newHandler(t, Config{Tools: []*Tool{riskTool("high_t", RiskHigh, runs)}})
 	_, resp, ok := h.Verify(context.Background(), post(riskCall("high_t", "mw_1", RiskLow, "")))
 	require.False(t, ok)
 	assert.Contains(t, string(requireResult(t, resp)), "approval_required")
-	_, _, ok = h.Verify(context.Background(), post(riskCall("elsewhere", "mw_2", RiskLow, "")))
-	assert.True(t, ok)
+	_, resp, ok = h.Verify(context.Background(), post(riskCall("elsewhere", "mw_2", RiskLow, "")))
+	assert.False(t, ok)
+	requireError(t, resp, http.StatusNotFound, CodeUnknownTool)
 }
 
 // TestInterceptors: global ones first, then the tool's; nil goes on, a
@@ -168,11 +169,17 @@ func TestInterceptors(t *testing.T) {
 	assert.NotEmpty(t, logs.find(t, "an interceptor panicked"))
 	assert.EqualValues(t, 1, runs.get(), "only the plain call ran its tool")
 
-	// Middleware mode: the global interceptors run behind Verify too.
+	// Middleware mode: the interceptors run behind Verify too, and never
+	// see a tool that is not registered: its call is answered 404 first.
 	order = nil
-	_, _, ok := h.Verify(ctx, post(toolCall("elsewhere", "i5", `{}`)))
+	_, _, ok := h.Verify(ctx, post(toolCall("plain", "i5", `{}`)))
 	assert.True(t, ok)
-	assert.Equal(t, []string{"global1:elsewhere", "global2:elsewhere"}, order)
+	assert.Equal(t, []string{"global1:plain", "global2:plain", "own:plain"}, order)
+	order = nil
+	_, resp, ok := h.Verify(ctx, post(toolCall("elsewhere", "i6", `{}`)))
+	assert.False(t, ok)
+	requireError(t, resp, http.StatusNotFound, CodeUnknownTool)
+	assert.Empty(t, order, "no interceptor runs for a tool that is not registered")
 
 	_, err := New(Config{Keys: []string{testKey}, Interceptors: []Interceptor{nil}, Logger: discardLogger()})
 	assert.ErrorContains(t, err, "interceptor 0 is nil")

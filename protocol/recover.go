@@ -33,5 +33,5 @@ func (h *Handler) logPanic(ctx context.Context, what string, call *Call, p any) 
 	if call != nil {
 		args = append(args, "tool", call.Tool, "toolCallId", call.ToolCallID)
 	}
-	h.log.ErrorContext(ctx, "median: "+what+" panicked", args...)
+	h.cfg.Logger.ErrorContext(ctx, "median: "+what+" panicked", args...)
 }

@@ -35,40 +35,42 @@ func replayKey(toolCallID string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// claim takes the call's toolCallId in the replay store. It returns false
-// and the answer to send when the call must not run now. While a copy of the
+// acquireClaim takes the call's toolCallId in the replay store
+// (PROTOCOL.md §5 step 10) and holds the claim in st. It returns false and
+// the answer to send when the call must not run now. While a copy of the
 // same call runs elsewhere it asks again, with a growing pause, until that
 // copy's answer is there, its claim is handed over (its lease ended), or ctx
 // ends. It gives up (without running the tool) when the store still says
 // "running" a lease and a second after it first did, which a store that
 // hands ended leases over only does when yet another copy took the claim.
-func (h *Handler) claim(ctx context.Context, ex *exchange, body []byte) (Response, bool) {
-	if h.store == nil {
+func (h *Handler) acquireClaim(ctx context.Context, st *callState) (Response, bool) {
+	store := h.cfg.Store
+	if store == nil {
 		return Response{}, true
 	}
-	call := ex.call
+	call := st.call
 	key := replayKey(call.ToolCallID)
-	sum := sha256.Sum256(body)
+	sum := sha256.Sum256(call.Body)
 	fp := hex.EncodeToString(sum[:])
-	lease := h.lease
+	lease := h.cfg.ReplayLease
 	if lease <= 0 {
 		lease = defaultReplayLease
-		if t := ex.tool; t != nil && t.timeout+10*time.Second > lease {
+		if t := st.tool; t.timeout+10*time.Second > lease {
 			lease = t.timeout + 10*time.Second
 		}
 	}
 	var timer *time.Timer
 	var giveUp time.Time
 	for pause := firstPoll; ; pause = min(2*pause, maxPoll) {
-		status, answer, err := h.storeClaim(ctx, key, fp, lease)
+		status, answer, err := h.storeClaim(ctx, store, key, fp, lease)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return errorResponse(newError(CodeExecutionFailed, msgRequestEnded)), false
 		case err != nil:
-			h.log.ErrorContext(ctx, "median: replay store failed; the tool was not run", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
+			h.cfg.Logger.ErrorContext(ctx, "median: replay store failed; the tool was not run", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
 			return errorResponse(newError(CodeExecutionFailed, msgStoreFailed)), false
 		case status == ClaimAcquired:
-			ex.claim = &claim{store: h.store, key: key, fingerprint: fp}
+			st.held = &claim{store: store, key: key, fingerprint: fp}
 			return Response{}, true
 		case status == ClaimDone:
 			return storedResponse(answer), false
@@ -76,7 +78,7 @@ func (h *Handler) claim(ctx context.Context, ex *exchange, body []byte) (Respons
 			return errorResponse(&Error{Status: http.StatusConflict, Code: CodeInvalidBody,
 				Message: fmt.Sprintf("toolCallId %q was already used for a different call; every call needs its own id", truncate(call.ToolCallID, 80))}), false
 		case status != ClaimRunning:
-			h.log.ErrorContext(ctx, "median: replay store answered an unknown ClaimStatus; the tool was not run", "tool", call.Tool, "toolCallId", call.ToolCallID, "status", int(status))
+			h.cfg.Logger.ErrorContext(ctx, "median: replay store answered an unknown ClaimStatus; the tool was not run", "tool", call.Tool, "toolCallId", call.ToolCallID, "status", int(status))
 			return errorResponse(newError(CodeExecutionFailed, msgStoreFailed)), false
 		}
 		// ClaimRunning: the same call runs elsewhere; ask again shortly.
@@ -101,15 +103,15 @@ func (h *Handler) claim(ctx context.Context, ex *exchange, body []byte) (Respons
 
 // storeClaim calls the store's Claim under the store deadline; a panic in
 // it fails the call, it does not take the server down.
-func (h *Handler) storeClaim(ctx context.Context, key, fp string, lease time.Duration) (ClaimStatus, []byte, error) {
-	ctx, cancel := h.storeContext(ctx, h.store)
+func (h *Handler) storeClaim(ctx context.Context, s Store, key, fp string, lease time.Duration) (ClaimStatus, []byte, error) {
+	ctx, cancel := h.storeContext(ctx, s)
 	defer cancel()
 	type claimed struct {
 		status ClaimStatus
 		answer []byte
 	}
 	c, err := protect(h, ctx, "the replay store's Claim", nil, func() (claimed, error) {
-		status, answer, err := h.store.Claim(ctx, key, fp, lease)
+		status, answer, err := s.Claim(ctx, key, fp, lease)
 		return claimed{status, answer}, err
 	})
 	return c.status, c.answer, err
@@ -121,7 +123,7 @@ func (h *Handler) storeSave(ctx context.Context, s Store, key, fp string, answer
 	ctx, cancel := h.storeContext(ctx, s)
 	defer cancel()
 	return protect(h, ctx, "the replay store's Save", nil, func() (int, error) {
-		return s.Save(ctx, key, fp, answer, h.ttl)
+		return s.Save(ctx, key, fp, answer, h.cfg.ReplayTTL)
 	})
 }
 
@@ -132,7 +134,7 @@ func (h *Handler) storeContext(ctx context.Context, s Store) (context.Context, c
 	if _, inProcess := s.(memoryStore); inProcess {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(ctx, h.storeTimeout)
+	return context.WithTimeout(ctx, h.cfg.StoreTimeout)
 }
 
 // storedResponse rebuilds an answer kept by the replay store. The store keeps
@@ -155,24 +157,25 @@ func storedResponse(body []byte) Response {
 	return resp
 }
 
-// save stores the answer of a claimed call, once, and returns how many
-// answers the store dropped early to make room. The answer is sent whatever
-// happens here: a failure is logged, and so are those dropped answers
-// (their toolCallIds could run again).
-func (h *Handler) save(ctx context.Context, ex *exchange, resp Response) int {
-	if ex == nil || ex.claim == nil || ex.claim.saved {
+// save stores the answer of a call that holds a claim, once, and returns
+// how many answers the store dropped early to make room; only finish calls
+// it. The answer is sent whatever happens here: a failure is logged, and
+// so are those dropped answers (their toolCallIds could run again).
+func (h *Handler) save(ctx context.Context, st *callState, resp Response) int {
+	c := st.held
+	if c == nil || c.saved {
 		return 0
 	}
-	call, c := ex.call, ex.claim
+	call := st.call
 	c.saved = true
 	// The answer must be kept even when the caller has gone away, but not
 	// wait on a store that does not answer.
 	evicted, err := h.storeSave(context.WithoutCancel(ctx), c.store, c.key, c.fingerprint, resp.Body)
 	if err != nil {
-		h.log.ErrorContext(ctx, "median: replay store could not save the answer; a repeat of this call may run the tool again", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
+		h.cfg.Logger.ErrorContext(ctx, "median: replay store could not save the answer; a repeat of this call may run the tool again", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
 	}
 	if evicted > 0 {
-		h.log.WarnContext(ctx, "median: the replay store dropped answers before their TTL to make room; their toolCallIds would run again if replayed, so raise Config.ReplayMaxBytes or use a shared store", "tool", call.Tool, "toolCallId", call.ToolCallID, "evicted", evicted)
+		h.cfg.Logger.WarnContext(ctx, "median: the replay store dropped answers before their TTL to make room; their toolCallIds would run again if replayed, so raise Config.ReplayMaxBytes or use a shared store", "tool", call.Tool, "toolCallId", call.ToolCallID, "evicted", evicted)
 	}
 	return evicted
 }

@@ -252,7 +252,7 @@ func TestStoreTimeoutBoundsClaim(t *testing.T) {
 
 	// The default deadline is defaultStoreTimeout.
 	h, _ = newHandler(t, Config{Tools: []*Tool{echoTool(runs)}, Store: newRecordingStore()})
-	assert.Equal(t, defaultStoreTimeout, h.storeTimeout)
+	assert.Equal(t, defaultStoreTimeout, h.cfg.StoreTimeout)
 }
 
 // TestStoreTimeoutBoundsSave: a save that does not answer delays the answer

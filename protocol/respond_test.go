@@ -19,7 +19,7 @@ import (
 // TestRespondOnce: a second Respond for one call writes nothing, so a
 // handler that answers twice never sends two JSON bodies.
 func TestRespondOnce(t *testing.T) {
-	h, logs := newHandler(t, Config{})
+	h, logs := newHandler(t, Config{Tools: appTools("mine")})
 	ctx := context.Background()
 	cctx, resp, ok := h.Verify(ctx, post(toolCall("mine", "once_1", `{}`)))
 	require.True(t, ok, "body %s", resp.Body)
@@ -184,12 +184,12 @@ func TestPanicsOutsideTheToolAreContained(t *testing.T) {
 // TestSettle: a call the middleware let through but the handler never
 // answered gets execution_failed stored, so its repeat answers at once.
 func TestSettle(t *testing.T) {
-	h, logs := newHandler(t, Config{ReplayLease: time.Hour})
+	h, logs := newHandler(t, Config{ReplayLease: time.Hour, Tools: appTools("mine")})
 	ctx := context.Background()
 	req := post(toolCall("mine", "settle_1", `{}`))
 	cctx, _, ok := h.Verify(ctx, req)
 	require.True(t, ok)
-	Settle(cctx, nil) // the handler wrote its own answer
+	Settle(cctx, 0, nil) // the handler wrote its own answer
 	_, again, ok := h.Verify(ctx, req)
 	require.False(t, ok)
 	assert.Contains(t, requireError(t, again, http.StatusOK, CodeExecutionFailed), "did not answer")
@@ -199,17 +199,17 @@ func TestSettle(t *testing.T) {
 	cctx, _, ok = h.Verify(ctx, post(toolCall("mine", "settle_2", `{}`)))
 	require.True(t, ok)
 	Answer(cctx, "done", nil)
-	Settle(cctx, nil)
+	Settle(cctx, 0, nil)
 	_, again, _ = h.Verify(ctx, post(toolCall("mine", "settle_2", `{}`)))
 	assert.Equal(t, `{"result":"done"}`, string(again.Body))
-	assert.Zero(t, Settle(ctx, "boom").Status, "no call on ctx: nothing to do")
+	assert.Zero(t, Settle(ctx, 0, "boom").Status, "no call on ctx: nothing to do")
 
 	// A panic in the handler: logged with its stack, answered, kept.
 	cctx, _, ok = h.Verify(ctx, post(toolCall("mine", "settle_3", `{}`)))
 	require.True(t, ok)
-	resp := Settle(cctx, "handler bug")
+	resp := Settle(cctx, 0, "handler bug")
 	assert.Equal(t, "tool mine failed unexpectedly", requireError(t, resp, http.StatusOK, CodeExecutionFailed))
-	assert.Zero(t, Settle(cctx, "again").Status, "a call is answered once")
+	assert.Zero(t, Settle(cctx, 0, "again").Status, "a call is answered once")
 	_, again, _ = h.Verify(ctx, post(toolCall("mine", "settle_3", `{}`)))
 	assert.Equal(t, string(resp.Body), string(again.Body))
 	panics := logs.find(t, "your handler panicked")

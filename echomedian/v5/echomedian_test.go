@@ -42,7 +42,7 @@ func TestErrorHandlerNeverRuns(t *testing.T) {
 		{"echo sentinel error", func(*echo.Context) error { return echo.ErrForbidden },
 			`{"error":{"code":"execution_failed","message":"Forbidden"}}`},
 		{"panic", func(*echo.Context) error { panic("boom") },
-			`{"error":{"code":"execution_failed","message":"tool lookup failed unexpectedly"}}`},
+			`{"error":{"code":"execution_failed","message":"tool custom failed unexpectedly"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, _ := adaptertest.NewHandler()
@@ -58,7 +58,7 @@ func TestErrorHandlerNeverRuns(t *testing.T) {
 				runs++
 				return tc.handler(c)
 			})
-			body := adaptertest.ToolCall("lookup", "call_error", `{}`)
+			body := adaptertest.ToolCall(adaptertest.ToolCustom, "call_error", `{}`)
 			for range 2 {
 				w := serve(e, http.MethodPost, "/median", body)
 				assert.Equal(t, http.StatusOK, w.Code)
@@ -79,16 +79,6 @@ func TestMountRoot(t *testing.T) {
 	w := serve(e, http.MethodPost, "/", adaptertest.ToolCall(adaptertest.ToolEcho, "call_root", `{"text":"root"}`))
 	assert.Equal(t, http.StatusOK, w.Code)
 	assert.JSONEq(t, `{"result":{"text":"root","visitor":"user_7"}}`, w.Body.String())
-}
-
-// TestMountTakesOneHandler checks that Mount refuses a second handler,
-// which echo could not route, instead of dropping it.
-func TestMountTakesOneHandler(t *testing.T) {
-	h, _ := adaptertest.NewHandler()
-	answer := func(c *echo.Context) error { return echomedian.Respond(c, "ok", nil) }
-	assert.PanicsWithValue(t,
-		"echomedian: Mount takes at most one handler (echo routes one handler per route): add the others as middleware on the group",
-		func() { echomedian.Mount(echo.New(), "/median", h, answer, answer) })
 }
 
 // TestValuesOnTheRequestContext checks that a tool's ctx holds what the

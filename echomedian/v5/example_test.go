@@ -141,26 +141,37 @@ func ExampleCallFrom() {
 	// Output: 200 {"result":{"conversation":"conv_1","tool":"lookup_order"}}
 }
 
-// VisitorFrom gives the handler the visitor: authorize on its ExternalID,
+// Mount with a chain: an authorization handler, then the dispatcher. The
+// first handler that answers ends the chain; refuse the contract's way,
+// with Respond and protocol.Refuse. Authorize on the visitor's ExternalID,
 // which is set only when Median verified it.
-func ExampleVisitorFrom() {
-	e := echo.New()
-	echomedian.Mount(e, "/median", newHandler(), func(c *echo.Context) error {
-		visitor, _ := echomedian.VisitorFrom(c)
-		id, ok := visitor.ExternalID()
-		if !ok {
+func ExampleMount_chain() {
+	authorize := func(c *echo.Context) error {
+		call, _ := echomedian.CallFrom(c)
+		if _, ok := call.Visitor.ExternalID(); !ok {
 			return echomedian.Respond(c, nil, protocol.Refuse("not_signed_in", "Ask the customer to sign in first."))
 		}
-		return echomedian.Respond(c, map[string]string{"customer": id}, nil)
-	})
+		return nil
+	}
+	dispatch := func(c *echo.Context) error {
+		call, _ := echomedian.CallFrom(c)
+		id, _ := call.Visitor.ExternalID()
+		var in OrderIn
+		if err := call.BindInput(&in); err != nil {
+			return err
+		}
+		return echomedian.Respond(c, map[string]string{"customer": id, "order": in.OrderID}, nil)
+	}
+	e := echo.New()
+	echomedian.Mount(e, "/median", newHandler(), authorize, dispatch)
 
-	fmt.Println(send(e, http.MethodPost, "/median", `{"tool":"whoami","toolCallId":"call_4","input":{},
+	fmt.Println(send(e, http.MethodPost, "/median", `{"tool":"lookup_order","toolCallId":"call_4","input":{"orderId":"A-1001"},
 		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false,"email":"ada@example.com"}}}`))
-	fmt.Println(send(e, http.MethodPost, "/median", `{"tool":"whoami","toolCallId":"call_5","input":{},
+	fmt.Println(send(e, http.MethodPost, "/median", `{"tool":"lookup_order","toolCallId":"call_5","input":{"orderId":"A-1001"},
 		"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":true,"externalId":"user_7"}}}`))
 	// Output:
 	// 200 {"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Ask the customer to sign in first."}}
-	// 200 {"result":{"customer":"user_7"}}
+	// 200 {"result":{"customer":"user_7","order":"A-1001"}}
 }
 
 // Respond answers the call: an error is execution_failed with its message,

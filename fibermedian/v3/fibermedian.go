@@ -11,15 +11,27 @@
 //
 // Two ways to mount it, both with [Mount]:
 //
-//	fibermedian.Mount(api, "/median", h)               // the Handler's tools answer
-//	fibermedian.Mount(api, "/median", h, answer, ...)  // your handlers answer verified calls
+//	fibermedian.Mount(api, "/median", h)                 // the Handler's tools answer
+//	fibermedian.Mount(api, "/median", h, auth, dispatch) // your handlers answer verified calls
 //
 // In the first form ([New]) the Handler answers everything: signature,
 // body, the tools registered with [protocol.NewTool], the GET manifest and
 // diagnostics. In the second, [Middleware] verifies and answers everything
-// but verified tool calls, which reach your handlers: they read the call
-// with [CallFrom] (and the visitor with [VisitorFrom]) and answer it with
-// [Respond]. Either way Mount registers the path with and without a
+// but verified calls of the tools in protocol.Config.Tools, which reach
+// your handlers: they read the call with [CallFrom] (its Visitor is who
+// the agent talks to) and answer it with [Respond]. The handlers form a
+// chain, and the first one that answers ends it (see "Handler chains" in
+// the protocol package): through Respond, a direct write (c.SendString,
+// c.SendStatus, c.JSON) or a returned error, which is answered as
+// Respond(c, nil, err) would answer it. As everywhere in fiber, a handler
+// passes the call on with c.Next(); one that returns without it and
+// without answering (fiber's abort) ends the chain unanswered, and the
+// core answers execution_failed. Refuse the contract's way,
+// fibermedian.Respond(c, nil, protocol.Refuse(reason, detail)): a 403 of
+// your own is sent as written, but Median's agent reads it as the tool not
+// answering.
+//
+// Either way Mount registers the path with and without a
 // trailing slash for every method fiber routes (fiber.Config.RequestMethods),
 // so the contract's 405 and the manifest always come from the core. HEAD
 // included: fiber v3 serves HEAD with a path's GET handlers, and Mount's
@@ -65,11 +77,11 @@ package fibermedian
 
 import (
 	"context"
-	"strings"
 
 	"github.com/gofiber/fiber/v3"
 
 	"github.com/median-go/median/internal/fasthttpio"
+	"github.com/median-go/median/internal/mount"
 	"github.com/median-go/median/protocol"
 )
 
@@ -91,33 +103,44 @@ func New(h *protocol.Handler) fiber.Handler {
 
 // Mount registers the Median endpoint at path on r, a *fiber.App or a
 // group, with and without a trailing slash (so it answers under strict
-// routing too), for every method fiber routes.
+// routing too), for every method fiber routes. "" and "/" both mount at
+// the root of r, once, as "/".
 //
 // With no handlers it mounts [New](h). With handlers it mounts
 // [Middleware](h) followed by them: your handlers answer the verified tool
 // calls with [Respond]; everything else is answered before them. Each
-// handler but the last passes the call on with c.Next().
+// handler but the last passes the call on with c.Next(). The first handler
+// that answers (Respond, a direct write, a returned error) ends the chain:
+// the handlers after it do not run, even when it calls c.Next().
 func Mount(r fiber.Router, path string, h *protocol.Handler, handlers ...fiber.Handler) {
 	chain := []any{New(h)}
 	if len(handlers) > 0 {
 		chain = []any{Middleware(h)}
 		for _, handler := range handlers {
-			chain = append(chain, handler)
+			chain = append(chain, step(handler))
 		}
+		chain = append(chain, end)
 	}
-	for _, p := range paths(path) {
+	for _, p := range mount.Paths(path) {
 		r.All(p, chain[0], chain[1:]...)
 	}
 }
 
-// paths returns the paths Mount registers: path without its trailing
-// slash and with it, or "/" alone for the root.
-func paths(path string) []string {
-	base := strings.TrimSuffix(path, "/")
-	if base == "" {
-		return []string{"/"}
+// end closes Mount's chain: c.Next() in the last handler stops there.
+// fiber would otherwise go on to the next route that matches, the path's
+// twin with a trailing slash included, and run the endpoint again.
+func end(fiber.Ctx) error { return nil }
+
+// step runs one of Mount's handlers unless the call was answered before
+// it: a handler that answered and then called c.Next() ends the chain all
+// the same.
+func step(handler fiber.Handler) fiber.Handler {
+	return func(c fiber.Ctx) error {
+		if !fasthttpio.Untouched(c.Response()) {
+			return nil
+		}
+		return handler(c)
 	}
-	return []string{base, base + "/"}
 }
 
 // Middleware returns fiber middleware that verifies Median's requests with
@@ -157,15 +180,14 @@ func Middleware(h *protocol.Handler) fiber.Handler {
 }
 
 // serveNext runs the handlers after Middleware for the verified call on
-// ctx: an error they return is their answer, a panic is answered
-// execution_failed, and a call left unanswered is settled.
+// ctx: an error they return is their answer (unless they wrote one of
+// their own first), a panic is answered execution_failed, and a call left
+// unanswered is settled.
 func serveNext(c fiber.Ctx, ctx context.Context) {
 	defer func() {
-		if resp := protocol.Settle(ctx, recover()); fasthttpio.Untouched(c.Response()) {
-			fasthttpio.Write(c.Response(), resp)
-		}
+		fasthttpio.Write(c.Response(), protocol.Settle(ctx, fasthttpio.Written(c.Response()), recover()))
 	}()
-	if err := c.Next(); err != nil {
+	if err := c.Next(); err != nil && fasthttpio.Untouched(c.Response()) {
 		fasthttpio.Write(c.Response(), protocol.Answer(ctx, nil, err))
 	}
 }
@@ -176,24 +198,8 @@ func CallFrom(c fiber.Ctx) (*protocol.Call, bool) {
 	return protocol.CallFrom(c.Context())
 }
 
-// VisitorFrom returns the visitor of the call that [Middleware] verified,
-// and false when the middleware did not run. Authorize on
-// [protocol.Visitor.ExternalID] only.
-func VisitorFrom(c fiber.Ctx) (protocol.Visitor, bool) {
-	call, ok := CallFrom(c)
-	if !ok {
-		return protocol.Visitor{}, false
-	}
-	return call.Visitor, true
-}
-
-// Respond answers the call that [Middleware] verified ([protocol.Answer]):
-// result as {"result": …}, a [*protocol.Refusal] (as result or as err) as
-// a refusal result, [protocol.CodeUnknownTool] or an invalid_input error from
-// [protocol.Call.BindInput] as that error, any other err as
-// execution_failed. The answer is kept for replays. A call is answered
-// once: a second Respond writes nothing. Without the middleware it answers
-// execution_failed saying so. It returns nil, so a handler can end with
+// Respond answers the call that [Middleware] verified, as
+// [protocol.Respond] does. It returns nil, so a handler can end with
 // return fibermedian.Respond(c, out, err).
 func Respond(c fiber.Ctx, result any, err error) error {
 	fasthttpio.Write(c.Response(), protocol.Answer(c.Context(), result, err))

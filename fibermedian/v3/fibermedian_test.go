@@ -71,7 +71,7 @@ func TestErrorHandlerNeverRuns(t *testing.T) {
 		{"fiber error", func(fiber.Ctx) error { return fiber.ErrForbidden },
 			`{"error":{"code":"execution_failed","message":"Forbidden"}}`},
 		{"panic", func(fiber.Ctx) error { panic("boom") },
-			`{"error":{"code":"execution_failed","message":"tool lookup failed unexpectedly"}}`},
+			`{"error":{"code":"execution_failed","message":"tool custom failed unexpectedly"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, _ := adaptertest.NewHandler()
@@ -86,7 +86,7 @@ func TestErrorHandlerNeverRuns(t *testing.T) {
 				runs++
 				return tc.handler(c)
 			})
-			body := adaptertest.ToolCall("lookup", "call_error", `{}`)
+			body := adaptertest.ToolCall(adaptertest.ToolCustom, "call_error", `{}`)
 			for range 2 {
 				res := do(t, app, signed(http.MethodPost, "/median", body))
 				assert.Equal(t, http.StatusOK, res.status)
@@ -106,7 +106,7 @@ func TestMountChainsHandlers(t *testing.T) {
 	app := fiber.New()
 	fibermedian.Mount(app, "/median", h,
 		func(c fiber.Ctx) error {
-			if v, _ := fibermedian.VisitorFrom(c); !v.Verified {
+			if call, _ := fibermedian.CallFrom(c); !call.Visitor.Verified {
 				return fibermedian.Respond(c, protocol.Refuse("not_signed_in", "Sign in first."), nil)
 			}
 			return c.Next()
@@ -116,9 +116,9 @@ func TestMountChainsHandlers(t *testing.T) {
 			return fibermedian.Respond(c, call.Tool, nil)
 		})
 
-	res := do(t, app, signed(http.MethodPost, "/median", adaptertest.ToolCall("lookup", "call_chain", `{}`)))
-	assert.JSONEq(t, `{"result":"lookup"}`, string(res.body))
-	anonymous := []byte(`{"tool":"lookup","toolCallId":"call_anon","input":{},"context":{"conversationId":"c","risk":"low","visitor":{"verified":false}}}`)
+	res := do(t, app, signed(http.MethodPost, "/median", adaptertest.ToolCall(adaptertest.ToolCustom, "call_chain", `{}`)))
+	assert.JSONEq(t, `{"result":"custom"}`, string(res.body))
+	anonymous := []byte(`{"tool":"custom","toolCallId":"call_anon","input":{},"context":{"conversationId":"c","risk":"low","visitor":{"verified":false}}}`)
 	res = do(t, app, signed(http.MethodPost, "/median/", anonymous))
 	assert.JSONEq(t, `{"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Sign in first."}}`, string(res.body))
 }

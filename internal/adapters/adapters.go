@@ -45,6 +45,11 @@ var NetHTTP = adaptertest.Adapter{
 		h.Mount(mux, adaptertest.Path, netHTTPAnswer(answer))
 		return adaptertest.ServeHTTP(mux)
 	},
+	Chain: func(h *protocol.Handler, steps []adaptertest.Step, ran func(int)) adaptertest.Starter {
+		mux := http.NewServeMux()
+		h.Mount(mux, adaptertest.Path, netHTTPSteps(steps, ran, protocol.Respond)...)
+		return adaptertest.ServeHTTP(mux)
+	},
 	Bare: func(answer adaptertest.Answer) adaptertest.Starter {
 		mux := http.NewServeMux()
 		mux.Handle(adaptertest.Path, netHTTPAnswer(answer))
@@ -74,6 +79,30 @@ func storeRequestID(next http.Handler) http.Handler {
 	})
 }
 
+// netHTTPSteps are the handlers of a chain on net/http (and chi, whose
+// handlers are net/http's), answering with respond. net/http has no abort:
+// a handler ends the chain by answering.
+func netHTTPSteps(steps []adaptertest.Step, ran func(int), respond func(http.ResponseWriter, *http.Request, any, error)) []http.Handler {
+	handlers := make([]http.Handler, len(steps))
+	for i, step := range steps {
+		handlers[i] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ran(i)
+			switch step {
+			case adaptertest.Write:
+				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+				w.WriteHeader(http.StatusForbidden)
+				_, _ = io.WriteString(w, adaptertest.ForbiddenBody)
+			case adaptertest.Refuse:
+				respond(w, r, nil, adaptertest.Refusal)
+			case adaptertest.Dispatch:
+				call, _ := protocol.CallFrom(r.Context())
+				respond(w, r, adaptertest.Dispatched(call), nil)
+			}
+		})
+	}
+	return handlers
+}
+
 // netHTTPAnswer is the handler behind the middleware on net/http: it
 // reports what it finds on the request to answer and writes the result
 // with protocol.Respond.
@@ -82,9 +111,6 @@ func netHTTPAnswer(answer adaptertest.Answer) http.Handler {
 		s := adaptertest.Seen{}
 		s.Call, _ = protocol.CallFrom(r.Context())
 		s.ContextCall, _ = protocol.CallFrom(r.Context())
-		if s.Call != nil {
-			s.Visitor, s.VisitorOK = s.Call.Visitor, true
-		}
 		s.Body, s.BodyErr = io.ReadAll(r.Body)
 		result, err := answer(s)
 		if errors.Is(err, adaptertest.ErrNothing) {

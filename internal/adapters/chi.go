@@ -28,6 +28,12 @@ var Chi = adaptertest.Adapter{
 		r.Route(group, func(r chi.Router) { chimedian.Mount(r, route, h, chiAnswer(answer)) })
 		return adaptertest.ServeHTTP(r)
 	},
+	Chain: func(h *protocol.Handler, steps []adaptertest.Step, ran func(int)) adaptertest.Starter {
+		r := chi.NewRouter()
+		r.Use(chimiddleware.Recoverer)
+		r.Route(group, func(r chi.Router) { chimedian.Mount(r, route, h, netHTTPSteps(steps, ran, chimedian.Respond)...) })
+		return adaptertest.ServeHTTP(r)
+	},
 	Bare: func(answer adaptertest.Answer) adaptertest.Starter {
 		r := chi.NewRouter()
 		r.Handle(adaptertest.Path, chiAnswer(answer))
@@ -45,14 +51,13 @@ var Chi = adaptertest.Adapter{
 }
 
 // chiAnswer is the handler behind the middleware on chi: it reports what
-// chimedian's CallFrom and VisitorFrom find to answer and writes the result
+// chimedian's CallFrom finds to answer and writes the result
 // with chimedian.Respond.
 func chiAnswer(answer adaptertest.Answer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s := adaptertest.Seen{}
 		s.Call, _ = chimedian.CallFrom(r)
 		s.ContextCall, _ = protocol.CallFrom(r.Context())
-		s.Visitor, s.VisitorOK = chimedian.VisitorFrom(r)
 		s.Body, s.BodyErr = io.ReadAll(r.Body)
 		result, err := answer(s)
 		if errors.Is(err, adaptertest.ErrNothing) {

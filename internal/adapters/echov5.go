@@ -29,6 +29,20 @@ var EchoV5 = adaptertest.Adapter{
 		echomedian.Mount(e.Group(group), route, h, echoV5Answer(answer))
 		return adaptertest.ServeHTTP(e)
 	},
+	Chain: func(h *protocol.Handler, steps []adaptertest.Step, ran func(int)) adaptertest.Starter {
+		e := echo.New()
+		e.Use(echomiddleware.Recover())
+		handlers := make([]echo.HandlerFunc, len(steps))
+		for i, step := range steps {
+			handlers[i] = echoV5Step(i, step, ran)
+		}
+		echomedian.Mount(e.Group(group), route, h, handlers...)
+		return adaptertest.ServeHTTP(e)
+	},
+	// echo stops a chain at a handler that returns an error; the core
+	// answers it as Respond(c, nil, err).
+	Abort:       "return echo.ErrForbidden",
+	AbortAnswer: adaptertest.Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "Forbidden"},
 	Bare: func(answer adaptertest.Answer) adaptertest.Starter {
 		e := echo.New()
 		e.Any(adaptertest.Path, echoV5Answer(answer))
@@ -51,13 +65,32 @@ var EchoV5 = adaptertest.Adapter{
 	ExtraMethods: []string{echo.PROPFIND, echo.REPORT, echo.QUERY, "PURGE", "MKCOL"},
 }
 
+// echoV5Step is one handler of a chain on echo; returning nil passes the call
+// on.
+func echoV5Step(i int, step adaptertest.Step, ran func(int)) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		ran(i)
+		switch step {
+		case adaptertest.Write:
+			return c.String(http.StatusForbidden, adaptertest.ForbiddenBody)
+		case adaptertest.Refuse:
+			return echomedian.Respond(c, nil, adaptertest.Refusal)
+		case adaptertest.Abort:
+			return echo.ErrForbidden
+		case adaptertest.Dispatch:
+			call, _ := echomedian.CallFrom(c)
+			return echomedian.Respond(c, adaptertest.Dispatched(call), nil)
+		}
+		return nil
+	}
+}
+
 // echoV5Answer is the handler behind the middleware on echo v5.
 func echoV5Answer(answer adaptertest.Answer) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		s := adaptertest.Seen{}
 		s.Call, _ = echomedian.CallFrom(c)
 		s.ContextCall, _ = protocol.CallFrom(c.Request().Context())
-		s.Visitor, s.VisitorOK = echomedian.VisitorFrom(c)
 		s.Body, s.BodyErr = io.ReadAll(c.Request().Body)
 		result, err := answer(s)
 		if errors.Is(err, adaptertest.ErrNothing) {

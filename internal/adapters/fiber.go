@@ -48,6 +48,20 @@ func FiberWith(cfg fiber.Config) adaptertest.Adapter {
 			fibermedian.Mount(app.Group(group), route, h, fiberAnswer(answer))
 			return ServeFiber(app)
 		},
+		Chain: func(h *protocol.Handler, steps []adaptertest.Step, ran func(int)) adaptertest.Starter {
+			app := fiber.New(cfg)
+			app.Use(fiberrecover.New())
+			handlers := make([]fiber.Handler, len(steps))
+			for i, step := range steps {
+				handlers[i] = fiberStep(i, step, ran)
+			}
+			fibermedian.Mount(app.Group(group), route, h, handlers...)
+			return ServeFiber(app)
+		},
+		// A fiber handler passes a call on with c.Next(); returning without
+		// it ends the chain.
+		Abort:       "return without c.Next()",
+		AbortAnswer: adaptertest.Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "did not answer"},
 		Bare: func(answer adaptertest.Answer) adaptertest.Starter {
 			app := fiber.New(cfg)
 			app.All(adaptertest.Path, fiberAnswer(answer))
@@ -67,13 +81,34 @@ func FiberWith(cfg fiber.Config) adaptertest.Adapter {
 	}
 }
 
+// fiberStep is one handler of a chain on fiber; c.Next() passes the call on,
+// which Write and Refuse do after answering, as a careless handler might.
+func fiberStep(i int, step adaptertest.Step, ran func(int)) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		ran(i)
+		switch step {
+		case adaptertest.Write:
+			if err := c.Status(http.StatusForbidden).SendString(adaptertest.ForbiddenBody); err != nil {
+				return err
+			}
+		case adaptertest.Refuse:
+			_ = fibermedian.Respond(c, nil, adaptertest.Refusal)
+		case adaptertest.Abort:
+			return nil
+		case adaptertest.Dispatch:
+			call, _ := fibermedian.CallFrom(c)
+			return fibermedian.Respond(c, adaptertest.Dispatched(call), nil)
+		}
+		return c.Next()
+	}
+}
+
 // fiberAnswer is the handler behind the middleware on fiber.
 func fiberAnswer(answer adaptertest.Answer) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		s := adaptertest.Seen{}
 		s.Call, _ = fibermedian.CallFrom(c)
 		s.ContextCall, _ = protocol.CallFrom(c.UserContext())
-		s.Visitor, s.VisitorOK = fibermedian.VisitorFrom(c)
 		s.Body = bytes.Clone(c.Body()) // fasthttp reuses it after the handler
 		result, err := answer(s)
 		if errors.Is(err, adaptertest.ErrNothing) {

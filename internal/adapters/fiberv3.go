@@ -47,6 +47,20 @@ func FiberV3With(cfg fiber.Config) adaptertest.Adapter {
 			fibermedian.Mount(app.Group(group), route, h, fiberV3Answer(answer))
 			return ServeFiberV3(app)
 		},
+		Chain: func(h *protocol.Handler, steps []adaptertest.Step, ran func(int)) adaptertest.Starter {
+			app := fiber.New(cfg)
+			app.Use(fiberrecover.New())
+			handlers := make([]fiber.Handler, len(steps))
+			for i, step := range steps {
+				handlers[i] = fiberV3Step(i, step, ran)
+			}
+			fibermedian.Mount(app.Group(group), route, h, handlers...)
+			return ServeFiberV3(app)
+		},
+		// A fiber handler passes a call on with c.Next(); returning without
+		// it ends the chain.
+		Abort:       "return without c.Next()",
+		AbortAnswer: adaptertest.Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "did not answer"},
 		Bare: func(answer adaptertest.Answer) adaptertest.Starter {
 			app := fiber.New(cfg)
 			app.All(adaptertest.Path, fiberV3Answer(answer))
@@ -66,13 +80,34 @@ func FiberV3With(cfg fiber.Config) adaptertest.Adapter {
 	}
 }
 
+// fiberV3Step is one handler of a chain on fiber; c.Next() passes the call on,
+// which Write and Refuse do after answering, as a careless handler might.
+func fiberV3Step(i int, step adaptertest.Step, ran func(int)) fiber.Handler {
+	return func(c fiber.Ctx) error {
+		ran(i)
+		switch step {
+		case adaptertest.Write:
+			if err := c.Status(http.StatusForbidden).SendString(adaptertest.ForbiddenBody); err != nil {
+				return err
+			}
+		case adaptertest.Refuse:
+			_ = fibermedian.Respond(c, nil, adaptertest.Refusal)
+		case adaptertest.Abort:
+			return nil
+		case adaptertest.Dispatch:
+			call, _ := fibermedian.CallFrom(c)
+			return fibermedian.Respond(c, adaptertest.Dispatched(call), nil)
+		}
+		return c.Next()
+	}
+}
+
 // fiberV3Answer is the handler behind the middleware on fiber v3.
 func fiberV3Answer(answer adaptertest.Answer) fiber.Handler {
 	return func(c fiber.Ctx) error {
 		s := adaptertest.Seen{}
 		s.Call, _ = fibermedian.CallFrom(c)
 		s.ContextCall, _ = protocol.CallFrom(c.Context())
-		s.Visitor, s.VisitorOK = fibermedian.VisitorFrom(c)
 		s.Body = slices.Clone(c.Body()) // fasthttp reuses it after the handler
 		result, err := answer(s)
 		if errors.Is(err, adaptertest.ErrNothing) {

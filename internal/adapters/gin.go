@@ -29,6 +29,18 @@ var Gin = adaptertest.Adapter{
 		ginmedian.Mount(r.Group(group), route, h, ginAnswer(answer))
 		return adaptertest.ServeHTTP(r)
 	},
+	Chain: func(h *protocol.Handler, steps []adaptertest.Step, ran func(int)) adaptertest.Starter {
+		r := gin.New()
+		r.Use(gin.Recovery())
+		handlers := make([]gin.HandlerFunc, len(steps))
+		for i, step := range steps {
+			handlers[i] = ginStep(i, step, ran)
+		}
+		ginmedian.Mount(r.Group(group), route, h, handlers...)
+		return adaptertest.ServeHTTP(r)
+	},
+	Abort:       "c.Abort()",
+	AbortAnswer: adaptertest.Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "did not answer"},
 	Bare: func(answer adaptertest.Answer) adaptertest.Starter {
 		r := gin.New()
 		r.Any(adaptertest.Path, ginAnswer(answer))
@@ -48,13 +60,31 @@ var Gin = adaptertest.Adapter{
 	ForeignStatus: http.StatusNotFound,
 }
 
+// ginStep is one handler of a chain on gin; gin runs the next handler
+// unless one aborts.
+func ginStep(i int, step adaptertest.Step, ran func(int)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		ran(i)
+		switch step {
+		case adaptertest.Write:
+			c.String(http.StatusForbidden, adaptertest.ForbiddenBody)
+		case adaptertest.Refuse:
+			ginmedian.Respond(c, nil, adaptertest.Refusal)
+		case adaptertest.Abort:
+			c.Abort()
+		case adaptertest.Dispatch:
+			call, _ := ginmedian.CallFrom(c)
+			ginmedian.Respond(c, adaptertest.Dispatched(call), nil)
+		}
+	}
+}
+
 // ginAnswer is the handler behind the middleware on gin.
 func ginAnswer(answer adaptertest.Answer) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		s := adaptertest.Seen{}
 		s.Call, _ = ginmedian.CallFrom(c)
 		s.ContextCall, _ = protocol.CallFrom(c.Request.Context())
-		s.Visitor, s.VisitorOK = ginmedian.VisitorFrom(c)
 		s.Body, s.BodyErr = io.ReadAll(c.Request.Body)
 		result, err := answer(s)
 		if errors.Is(err, adaptertest.ErrNothing) {

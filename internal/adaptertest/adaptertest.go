@@ -39,12 +39,10 @@ const Path = "/api/median"
 // Seen is what the handler behind an adapter's middleware found on its
 // request.
 type Seen struct {
-	Call        *protocol.Call   // the adapter's CallFrom; nil when it found none
-	ContextCall *protocol.Call   // protocol.CallFrom on the request's context.Context
-	Visitor     protocol.Visitor // the adapter's VisitorFrom
-	VisitorOK   bool
-	Body        []byte // the whole request body, as the handler read it
-	BodyErr     error  // the error reading it, if any
+	Call        *protocol.Call // the adapter's CallFrom; nil when it found none
+	ContextCall *protocol.Call // protocol.CallFrom on the request's context.Context
+	Body        []byte         // the whole request body, as the handler read it
+	BodyErr     error          // the error reading it, if any
 }
 
 // Answer is what the handler behind an adapter's middleware does with what
@@ -68,6 +66,16 @@ type Adapter struct {
 	// adapter's Respond; the framework's standard recovery middleware runs
 	// outside.
 	Middleware func(h *protocol.Handler, answer Answer) Starter
+	// Chain serves h with the adapter's Mount(r, route, h, handlers...) at
+	// Path, one handler per step, behind the framework's recovery
+	// middleware. Each handler calls ran with its index when it starts.
+	Chain func(h *protocol.Handler, steps []Step, ran func(i int)) Starter
+	// Abort is what the framework's abort is, as the adapter documents it
+	// ("c.Abort()"), and AbortAnswer the answer the core gives a call
+	// ended that way; Abort is "" when the framework has none (net/http,
+	// chi), and the Abort step is then not run.
+	Abort       string
+	AbortAnswer Want
 	// Bare serves a handler at Path that calls answer and the adapter's
 	// Respond with no middleware in front of it.
 	Bare func(answer Answer) Starter

@@ -75,12 +75,13 @@ func MiddlewareCases() []MiddlewareCase {
 	chunkedBody := Padded(ToolCall(ToolCustomBody, "mw_body_chunked", `{"pad":"`+strings.Repeat("x", 1000)+`"}`), 2000)
 	return []MiddlewareCase{
 		{Case{"registered tool reaches the handler", Signed(http.MethodPost, ToolCall(ToolEcho, "mw_echo", `{"text":"hi"}`)), ok(Handled{Tool: ToolEcho, Input: json.RawMessage(`{"text":"hi"}`), Visitor: "user_7"})}, 1},
-		{Case{"unregistered tool reaches the handler", Signed(http.MethodPost, ToolCall(ToolCustom, "mw_custom", `{"n":12345678901234567890}`)), ok(Handled{Tool: ToolCustom, Input: json.RawMessage(`{"n":12345678901234567890}`), Visitor: "user_7"})}, 1},
+		{Case{"tool the Handler does not run reaches the handler", Signed(http.MethodPost, ToolCall(ToolCustom, "mw_custom", `{"n":12345678901234567890}`)), ok(Handled{Tool: ToolCustom, Input: json.RawMessage(`{"n":12345678901234567890}`), Visitor: "user_7"})}, 1},
 		{Case{"handler error is execution_failed", Signed(http.MethodPost, ToolCall(ToolCustomFail, "mw_fail", `{}`)), Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: ErrFail.Error()}}, 1},
 		{Case{"handler refusal is a result", Signed(http.MethodPost, ToolCall(ToolCustomRefuse, "mw_refuse", `{}`)), ok(Refusal)}, 1},
 		{Case{"handler reads the signed body", Signed(http.MethodPost, signedBody), ok(BodySeen{Body: string(signedBody)})}, 1},
 		{Case{"handler reads a chunked signed body", chunked(Signed(http.MethodPost, chunkedBody)), ok(BodySeen{Body: string(chunkedBody)})}, 1},
-		{Case{"tool the handler does not know is unknown_tool", Signed(http.MethodPost, ToolCall("not_known_here", "mw_unknown", `{}`)), Want{Status: http.StatusNotFound, Code: protocol.CodeUnknownTool, Message: "not_known_here"}}, 1},
+		{Case{"tool not in Config.Tools never reaches the handler", Signed(http.MethodPost, ToolCall("not_known_here", "mw_unknown", `{}`)), Want{Status: http.StatusNotFound, Code: protocol.CodeUnknownTool, Message: "not_known_here"}}, 0},
+		{Case{"tool the handler does not know is unknown_tool", Signed(http.MethodPost, ToolCall(ToolCustomUnknown, "mw_unknown_2", `{}`)), Want{Status: http.StatusNotFound, Code: protocol.CodeUnknownTool, Message: ToolCustomUnknown}}, 1},
 		{Case{"invalid input never reaches the handler", Signed(http.MethodPost, ToolCall(ToolEcho, "mw_bad", `{"text":false}`)), Want{Status: http.StatusBadRequest, Code: protocol.CodeInvalidInput}}, 0},
 		{Case{"unsigned call never reaches the handler", Unsigned(http.MethodPost, ToolCall(ToolCustom, "mw_unsigned", `{}`)), Want{Status: http.StatusUnauthorized, Code: protocol.CodeMissingSignature}}, 0},
 		{Case{"GET manifest is answered by the middleware", Signed(http.MethodGet, nil), Want{Status: http.StatusOK, Tools: AllTools}}, 0},
@@ -106,7 +107,10 @@ type MiddlewareCase struct {
 	Calls int
 }
 
-// Tool names the kit's middleware handler answers itself.
+// Tool names the kit's middleware handler answers itself. They are
+// registered on the kit's handlers (middleware mode answers any other
+// tool 404 unknown_tool before the handler), with functions that fail
+// should the Handler itself ever run them.
 const (
 	ToolCustom        = "custom"         // answered with Handled
 	ToolCustomFail    = "custom_fail"    // answered with ErrFail
@@ -115,10 +119,70 @@ const (
 	ToolCustomSilent  = "custom_silent"  // not answered through Respond (ErrNoAnswer)
 	ToolCustomNothing = "custom_nothing" // not answered at all (ErrNothing)
 	ToolCustomPanic   = "custom_panic"   // the handler panics
+	ToolCustomUnknown = "custom_unknown" // answered protocol.CodeUnknownTool
 )
 
+// customTools are the tool names the kit's middleware handler answers.
+var customTools = []string{ToolCustom, ToolCustomFail, ToolCustomRefuse, ToolCustomBody, ToolCustomSilent, ToolCustomNothing, ToolCustomPanic, ToolCustomUnknown}
+
 // AllTools are the tools the kit's handlers list in their manifest.
-var AllTools = []string{ToolEcho, ToolFail, ToolPanic, ToolRefuse, ToolValue}
+var AllTools = append([]string{ToolEcho, ToolFail, ToolPanic, ToolRefuse, ToolValue}, customTools...)
+
+// Step is what one handler of a chain does (Adapter.Chain). Each
+// adapter's description writes it in its framework's terms.
+type Step int
+
+const (
+	// Pass answers nothing and passes the call on, as its framework does
+	// (fiber: c.Next(); elsewhere: return).
+	Pass Step = iota
+	// Write writes the answer ForbiddenBody with status 403 and a
+	// text/plain Content-Type directly, without Respond, then passes the
+	// call on as Pass does, as a careless handler might: the chain must end
+	// anyway.
+	Write
+	// Refuse answers Refusal with the adapter's Respond, then passes the
+	// call on as Pass does.
+	Refuse
+	// Abort is the framework's abort (Adapter.Abort) without answering.
+	Abort
+	// Dispatch answers Handled with the adapter's Respond: the dispatcher
+	// that must not run after a handler that answered.
+	Dispatch
+)
+
+// ForbiddenBody is the body of the Write step.
+const ForbiddenBody = "forbidden"
+
+// ChainCase is a chain of handlers Mount runs in middleware mode, the
+// handlers that must run (by index) and the one answer that goes out: Want
+// for an answer of the core, or the status of Want and Body exactly for a
+// handler's own.
+type ChainCase struct {
+	Name  string
+	Steps []Step
+	Ran   []int
+	Want  Want
+	Body  string
+}
+
+// ChainCases are the handler chains every adapter's Mount must end at the
+// first handler that answers (see "Handler chains" in the protocol
+// package), for a's framework: the abort case only where it has one.
+func ChainCases(a Adapter) []ChainCase {
+	handled := Want{Status: http.StatusOK, Result: Handled{Tool: ToolCustom, Input: json.RawMessage(`{}`), Visitor: "user_7"}}
+	cases := []ChainCase{
+		{"a handler that writes directly ends the chain", []Step{Write, Dispatch}, []int{0}, Want{Status: http.StatusForbidden}, ForbiddenBody},
+		{"a handler that refuses with Respond ends the chain", []Step{Refuse, Dispatch}, []int{0}, Want{Status: http.StatusOK, Result: Refusal}, ""},
+		{"a chain of three where the third answers", []Step{Pass, Pass, Dispatch}, []int{0, 1, 2}, handled, ""},
+		{"a chain of three where the second writes", []Step{Pass, Write, Dispatch}, []int{0, 1}, Want{Status: http.StatusForbidden}, ForbiddenBody},
+		{"a chain where none answers", []Step{Pass, Pass}, []int{0, 1}, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "did not answer"}, ""},
+	}
+	if a.Abort != "" {
+		cases = append(cases, ChainCase{"a handler that aborts (" + a.Abort + ") ends the chain", []Step{Abort, Dispatch}, []int{0}, a.AbortAnswer, ""})
+	}
+	return cases
+}
 
 // ErrNoAnswer tells the kit's framework handlers to answer 204 on their own,
 // without the adapter's Respond, as a handler that forgets Respond does.
@@ -139,6 +203,15 @@ type Handled struct {
 	Tool    string          `json:"tool"`
 	Input   json.RawMessage `json:"input"`
 	Visitor string          `json:"visitor"`
+}
+
+// Dispatched is what the Dispatch step answers for call.
+func Dispatched(call *protocol.Call) Handled {
+	if call == nil {
+		return Handled{}
+	}
+	id, _ := call.Visitor.ExternalID()
+	return Handled{Tool: call.Tool, Input: call.RawInput, Visitor: id}
 }
 
 // Check asserts that got is the answer want describes.

@@ -2,6 +2,7 @@ package adaptertest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -59,6 +60,10 @@ const (
 // ErrFail is what the "fail" tool returns.
 var ErrFail = errors.New("the order service is down")
 
+// errCustomTool is what a custom tool answers should the Handler itself
+// run it: only the kit's middleware handler answers them.
+var errCustomTool = errors.New("adaptertest: this tool is answered by the handler behind the middleware")
+
 // Refusal is what the "refuse" tool returns.
 var Refusal = protocol.Refuse("not_signed_in", "Sign in to see your orders.")
 
@@ -98,7 +103,9 @@ type ValueOut struct {
 }
 
 // NewHandler builds the handler every case runs against: the five tools
-// above (all of risk low, so the kit's low-risk calls pass the risk floor), diagnostics, the fixed clock, a small body limit and no logging.
+// above and the custom tools the middleware handler answers (all of risk
+// low, so the kit's low-risk calls pass the risk floor), diagnostics, the
+// fixed clock, a small body limit and no logging.
 // Each option, when not nil, may change the config before it is built.
 func NewHandler(options ...func(*protocol.Config)) (*protocol.Handler, *Runs) {
 	runs := &Runs{}
@@ -121,9 +128,13 @@ func NewHandler(options ...func(*protocol.Config)) (*protocol.Handler, *Runs) {
 			runs.mu.Unlock()
 			return ValueOut{Value: ctx.Value(ValueKey)}, nil
 		})
+	tools := []*protocol.Tool{echo, fail, refuse, panics, value}
+	for _, name := range customTools {
+		tools = append(tools, AppTool(name))
+	}
 	cfg := protocol.Config{
 		Keys:         []string{Key},
-		Tools:        []*protocol.Tool{echo, fail, refuse, panics, value},
+		Tools:        tools,
 		Diagnostics:  func(context.Context) (any, error) { return Diagnostics, nil },
 		MaxBodyBytes: MaxBodyBytes,
 		Now:          func() time.Time { return Now },
@@ -139,6 +150,16 @@ func NewHandler(options ...func(*protocol.Config)) (*protocol.Handler, *Runs) {
 		panic("adaptertest: the kit's handler does not build: " + err.Error())
 	}
 	return h, runs
+}
+
+// AppTool declares a tool that a handler behind the middleware answers, as
+// middleware mode requires (it answers any other tool 404 unknown_tool):
+// any object as input, and a function that fails should the Handler
+// itself run it.
+func AppTool(name string) *protocol.Tool {
+	return protocol.NewTool(name, protocol.RiskLow, "Answered by the handler behind the middleware.",
+		func(context.Context, protocol.ToolCall[map[string]any]) (any, error) { return nil, errCustomTool },
+		protocol.WithInputSchema(json.RawMessage(`{"type":"object"}`)))
 }
 
 // Request is one request a case sends to Path.

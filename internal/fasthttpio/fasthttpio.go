@@ -123,6 +123,15 @@ func Untouched(res *fasthttp.Response) bool {
 	return res.StatusCode() == fasthttp.StatusOK && len(res.Body()) == 0 && !res.IsBodyStream()
 }
 
+// Written returns the status of a response a handler wrote of its own
+// into res, or 0 when it left res untouched: what [protocol.Settle] takes.
+func Written(res *fasthttp.Response) int {
+	if Untouched(res) {
+		return 0
+	}
+	return res.StatusCode()
+}
+
 // TestRequest returns a copy of r ready for a framework's in-memory test
 // call (fiber's app.Test): the caller's request is left alone (app.Test
 // adds headers), a body of unknown length is read first and sent with its

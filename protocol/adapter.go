@@ -1,0 +1,203 @@
+package protocol
+
+import (
+	"context"
+	"io"
+	"net/http"
+)
+
+// This file is the API an adapter uses (see "Writing an adapter" in the
+// package doc): the request it passes in, the answer it writes, and the
+// four calls of the two modes.
+
+// Request is what an adapter for a framework not built on net/http (such
+// as fasthttp) passes to [Handler.Serve] and [Handler.Verify]: the method,
+// the median-signature header and the body. The body is read only after the
+// header checks pass, and never past the size limit.
+type Request struct {
+	Method    string // the HTTP method, e.g. "POST"
+	Signature string // the median-signature header, "" when absent
+	// Body is read at most to the limit. When nil, BodyBytes is used: an
+	// adapter that already holds the bytes passes them there.
+	Body      io.Reader
+	BodyBytes []byte
+	// ContentLength is the declared length, or -1 (or 0) when unknown. A
+	// declared length over the limit is refused without reading; the body
+	// is still read only up to the limit whatever is declared.
+	ContentLength int64
+}
+
+// Response is an answer ready to write: the status, the JSON body and, on
+// 405, the value of the Allow header. Write it with Content-Type
+// application/json. Adapters for frameworks not built on net/http write it;
+// nothing else needs to.
+type Response struct {
+	Status int    // the HTTP status; 0 when there is nothing to write
+	Body   []byte // the JSON answer
+	Allow  string // the Allow header's value, set on 405 only
+
+	code     Code   // for the observer and the log
+	refusal  string // the refusal's reason, when the answer is a refusal result
+	replayed bool   // the answer came from the replay store
+	evicted  int    // answers the replay store dropped early to keep this one
+}
+
+var (
+	contentTypeValue = []string{"application/json"}
+	allowValue       = []string{"GET, POST"}
+)
+
+// write writes the response to w; the zero Response writes nothing.
+func (r Response) write(w http.ResponseWriter) {
+	if r.Status == 0 {
+		return
+	}
+	hdr := w.Header()
+	hdr["Content-Type"] = contentTypeValue
+	if r.Allow != "" {
+		hdr["Allow"] = allowValue
+	}
+	w.WriteHeader(r.Status)
+	_, _ = w.Write(r.Body)
+}
+
+// Serve answers one request: it runs every check of PROTOCOL.md §5 in
+// order, then the tool, and returns the answer. Adapters for frameworks not
+// built on net/http call it and write the Response; they never build an
+// answer of their own. ctx is the tool's context: values on it reach the
+// tool.
+//
+// Serve is the whole path of a request, from bytes to answer, one step per
+// line.
+func (h *Handler) Serve(ctx context.Context, req Request) Response {
+	st := h.begin(req)
+	resp, ok := h.front(ctx, st, req) // §5 steps 1-7: method … tool lookup
+	if ok {
+		resp, ok = h.checkInput(st) // 8: the input against the tool's schema
+	}
+	if ok {
+		resp, ok = h.prepare(ctx, st) // 8: the input decoded into the tool's type
+	}
+	if ok {
+		resp, ok = h.riskFloor(ctx, st) // 9
+	}
+	if ok {
+		resp, ok = h.acquireClaim(ctx, st) // 10: the replay store
+	}
+	if ok {
+		resp, ok = h.intercept(ctx, st) // Config.Interceptors, the tool's own
+	}
+	if ok {
+		resp = h.runTool(ctx, st) // 11
+	}
+	return h.finish(ctx, st, resp)
+}
+
+// Verify runs the checks of PROTOCOL.md §5 through the replay store, then
+// the interceptors, for middleware whose own handlers answer (see
+// [Handler.Middleware]; adapters for frameworks not built on net/http call
+// it). When ok, the request is a verified call of a tool in
+// [Config.Tools]: the returned context carries it ([CallFrom]); the
+// handlers answer it with [Answer] on that context, and once they are done
+// the adapter writes what [Settle] returns. Otherwise resp is the answer to
+// write: a refusal (404 unknown_tool for a tool not in Config.Tools
+// included), the GET manifest, the diagnostics answer, an interceptor's
+// answer, or the stored answer of a repeated toolCallId.
+func (h *Handler) Verify(ctx context.Context, req Request) (callCtx context.Context, resp Response, ok bool) {
+	st := h.begin(req)
+	resp, ok = h.front(ctx, st, req) // §5 steps 1-7: method … tool lookup
+	if ok {
+		resp, ok = h.checkInput(st) // 8
+	}
+	if ok {
+		resp, ok = h.riskFloor(ctx, st) // 9
+	}
+	if ok {
+		resp, ok = h.acquireClaim(ctx, st) // 10
+	}
+	if ok {
+		resp, ok = h.intercept(ctx, st)
+	}
+	if !ok {
+		return ctx, h.finish(ctx, st, resp), false
+	}
+	return context.WithValue(ctx, callStateKey{}, st), Response{}, true // 11: the app's handlers answer
+}
+
+// Answer encodes the answer to the verified call on ctx (the context
+// [Handler.Verify] returned) as [Respond] does, keeps it for replays, and
+// returns it for the adapter to write: it is Respond for adapters of
+// frameworks not built on net/http. A second answer to one call is the
+// zero Response, which must not be written.
+func Answer(ctx context.Context, result any, err error) Response {
+	st := callStateFrom(ctx)
+	if st == nil {
+		return errorResponse(errNoCall)
+	}
+	h := st.h
+	if st.answered.Swap(true) {
+		h.cfg.Logger.ErrorContext(ctx, "median: a call was answered twice; the second answer is dropped", "tool", st.call.Tool, "toolCallId", st.call.ToolCallID)
+		return Response{}
+	}
+	return h.finish(ctx, st, h.encodeAnswer(ctx, st, result, err))
+}
+
+// errNoCall answers Respond without a verified call.
+var errNoCall = newError(CodeExecutionFailed, "no verified Median call on this request: mount the Median middleware before this handler")
+
+// Settle ends a call that [Handler.Verify] let through, once the app's
+// handlers are done; middleware for frameworks not built on net/http
+// defers it (net/http's [Handler.Middleware] does this itself). written is
+// the status of a response the handlers wrote on their own, without
+// [Answer] (0 when they wrote none); recovered is what recover() returned
+// there (nil when they returned).
+//
+// It returns the answer to write, or the zero Response when there is
+// nothing to write: the call was answered, or the handlers wrote a
+// response of their own (written), which is sent as they wrote it and
+// logged as a warning naming its status (see "Handler chains" in the
+// package doc). A panic is logged with its stack and answered
+// execution_failed, so the first answer is the contract's whatever
+// recovery middleware runs outside. A call left unanswered is answered
+// execution_failed too. Either way that answer is kept for the call's
+// toolCallId, so a repeat is answered at once instead of waiting for the
+// claim's lease and then running again.
+func Settle(ctx context.Context, written int, recovered any) Response {
+	st := callStateFrom(ctx)
+	if st == nil {
+		return Response{}
+	}
+	h, call := st.h, st.call
+	if recovered != nil {
+		h.logPanic(ctx, "your handler", call, recovered)
+		if st.answered.Swap(true) {
+			return Response{}
+		}
+		resp := h.finish(ctx, st, errorResponse(failedUnexpectedly(call.Tool)))
+		if written != 0 {
+			return Response{}
+		}
+		return resp
+	}
+	if !st.answered.CompareAndSwap(false, true) {
+		return Response{}
+	}
+	resp := h.finish(ctx, st, errorResponse(newError(CodeExecutionFailed, "the server's handler did not answer this call")))
+	if written != 0 {
+		h.warnOffContract(ctx, call, written)
+		return Response{}
+	}
+	if ok, held := h.unanswered.allow(h.cfg.Now()); ok {
+		h.cfg.Logger.WarnContext(ctx, "median: a verified call was not answered; it and its repeats are answered execution_failed", "tool", call.Tool, "toolCallId", call.ToolCallID, "suppressed", held)
+	}
+	return resp
+}
+
+// warnOffContract logs, at most once per logInterval, that a handler
+// answered a verified call on its own.
+func (h *Handler) warnOffContract(ctx context.Context, call *Call, status int) {
+	if ok, held := h.offContract.allow(h.cfg.Now()); ok {
+		h.cfg.Logger.WarnContext(ctx, "median: a handler answered a verified call outside the contract; the answer was sent as written, but Median's agent reads it as the tool not answering (PROTOCOL.md §3): answer with Respond, and refuse with Respond(…, protocol.Refuse(reason, detail))",
+			"status", status, "tool", call.Tool, "toolCallId", call.ToolCallID, "suppressed", held)
+	}
+}

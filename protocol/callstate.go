@@ -1,0 +1,42 @@
+package protocol
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+// callState is the core's state for one request, from the checks to the
+// answer: the method and when it arrived, then, for a tool call, the call,
+// its tool, the prepared run, the replay-store claim it holds and whether
+// it was answered. Behind [Handler.Middleware] and [Handler.Verify] it is
+// carried on the verified call's context.
+type callState struct {
+	h      *Handler
+	method string
+	start  time.Time
+
+	call     *Call
+	tool     *Tool                              // the registered tool the call names
+	run      func(context.Context) (any, error) // the prepared tool run (Serve only)
+	held     *claim                             // the replay-store claim held, if any
+	answered atomic.Bool                        // set by the first answer
+}
+
+type callStateKey struct{}
+
+// callStateFrom returns the verified call's state on ctx, or nil.
+func callStateFrom(ctx context.Context) *callState {
+	st, _ := ctx.Value(callStateKey{}).(*callState)
+	return st
+}
+
+// CallFrom returns the verified call on ctx (the request's context behind
+// [Handler.Middleware], or the context [Handler.Verify] returned), and false
+// when there is none.
+func CallFrom(ctx context.Context) (*Call, bool) {
+	if st := callStateFrom(ctx); st != nil {
+		return st.call, true
+	}
+	return nil, false
+}
