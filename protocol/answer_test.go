@@ -246,16 +246,18 @@ func TestOversizedResultWarned(t *testing.T) {
 	}
 }
 
-func TestDiagnostics(t *testing.T) {
+// TestDiagnosticsReplace: Config.DiagnosticsReplace answers instead of the
+// report, under DiagnosticsTimeout.
+func TestDiagnosticsReplace(t *testing.T) {
 	diag := []byte(`{"op":"diagnostics"}`)
 	req := func() Request { return post(string(diag)) }
 
-	t.Run("none configured", func(t *testing.T) {
-		h, _ := newHandler(t, Config{})
+	t.Run("turned off", func(t *testing.T) {
+		h, _ := newHandler(t, Config{DiagnosticsOff: true, Diagnostics: func(context.Context) (any, error) { return "unused", nil }})
 		requireError(t, h.Serve(context.Background(), req()), http.StatusOK, CodeDiagnosticsUnsupported)
 	})
 	t.Run("result", func(t *testing.T) {
-		h, _ := newHandler(t, Config{Diagnostics: func(ctx context.Context) (any, error) {
+		h, _ := newHandler(t, Config{DiagnosticsReplace: func(ctx context.Context) (any, error) {
 			_, ok := ctx.Deadline()
 			return map[string]any{"db": "ok", "deadline": ok}, nil
 		}})
@@ -263,19 +265,19 @@ func TestDiagnostics(t *testing.T) {
 		assert.JSONEq(t, `{"db":"ok","deadline":true}`, string(res))
 	})
 	t.Run("error", func(t *testing.T) {
-		h, _ := newHandler(t, Config{Diagnostics: func(context.Context) (any, error) { return nil, errors.New("redis down") }})
+		h, _ := newHandler(t, Config{DiagnosticsReplace: func(context.Context) (any, error) { return nil, errors.New("redis down") }})
 		msg := requireError(t, h.Serve(context.Background(), req()), http.StatusOK, CodeExecutionFailed)
 		assert.Contains(t, msg, "redis down")
 	})
 	t.Run("panic", func(t *testing.T) {
-		h, logs := newHandler(t, Config{Diagnostics: func(context.Context) (any, error) { panic("kaboom") }})
+		h, logs := newHandler(t, Config{DiagnosticsReplace: func(context.Context) (any, error) { panic("kaboom") }})
 		requireError(t, h.Serve(context.Background(), req()), http.StatusOK, CodeExecutionFailed)
 		assert.Len(t, logs.find(t, "panicked"), 1)
 	})
 	t.Run("ignores ctx and blocks", func(t *testing.T) {
 		release := make(chan struct{})
 		returned := make(chan struct{})
-		h, _ := newHandler(t, Config{DiagnosticsTimeout: 20 * time.Millisecond, Diagnostics: func(context.Context) (any, error) {
+		h, _ := newHandler(t, Config{DiagnosticsTimeout: 20 * time.Millisecond, DiagnosticsReplace: func(context.Context) (any, error) {
 			defer close(returned)
 			<-release // ignores ctx
 			return "late", nil
@@ -287,7 +289,7 @@ func TestDiagnostics(t *testing.T) {
 	})
 	t.Run("long answer warned", func(t *testing.T) {
 		for _, n := range []int{100, 2500} {
-			h, logs := newHandler(t, Config{Diagnostics: func(context.Context) (any, error) { return strings.Repeat("x", n), nil }})
+			h, logs := newHandler(t, Config{DiagnosticsReplace: func(context.Context) (any, error) { return strings.Repeat("x", n), nil }})
 			requireResult(t, h.Serve(context.Background(), req()))
 			warns := logs.find(t, "diagnostics answer is longer")
 			if n < maxDiagnosticsChars {
@@ -302,7 +304,7 @@ func TestDiagnostics(t *testing.T) {
 	})
 	t.Run("default timeout under 8 s", func(t *testing.T) {
 		assert.Less(t, defaultDiagnosticsTimeout, 8*time.Second)
-		h, _ := newHandler(t, Config{})
+		h, _ := newHandler(t, Config{DiagnosticsReplace: func(context.Context) (any, error) { return nil, nil }})
 		assert.Equal(t, defaultDiagnosticsTimeout, h.cfg.DiagnosticsTimeout)
 	})
 }
@@ -382,7 +384,7 @@ func TestObserver(t *testing.T) {
 		{post(toolCall("echo", "c1", `{"orderId":1}`)), "echo", "c1", "", 200, "POST"},
 		{post(toolCall("fail", "c2", `{}`)), "fail", "c2", CodeExecutionFailed, 200, "POST"},
 		{post(toolCall("echo", "c3", `{}`)), "echo", "c3", CodeInvalidInput, 400, "POST"},
-		{post(`{"op":"diagnostics"}`), "", "", CodeDiagnosticsUnsupported, 200, "POST"},
+		{post(`{"op":"diagnostics"}`), "", "", "", 200, "POST"},
 		{Request{Method: http.MethodPost}, "", "", CodeMissingSignature, 401, "POST"},
 		{get(), "", "", "", 200, "GET"},
 		{Request{Method: http.MethodPut}, "", "", CodeMethodNotAllowed, 405, "PUT"},

@@ -10,7 +10,7 @@ import (
 // Defaults of [Config].
 const (
 	defaultMaxBodyBytes       = 1 << 20         // 1 MiB (PROTOCOL.md §2)
-	defaultDiagnosticsTimeout = 7 * time.Second // Median waits 8 s (§3.3)
+	defaultDiagnosticsTimeout = 7 * time.Second // DiagnosticsReplace's: Median waits 8 s (§3.3)
 	defaultReplayLease        = time.Minute
 	defaultStoreTimeout       = time.Second // §8
 	defaultReplayMaxBytes     = 64 << 20    // 64 MiB
@@ -39,13 +39,30 @@ type Config struct {
 	// with reason approval_required.
 	RiskFloorWarnOnly bool
 
-	// Diagnostics, when set, answers {"op": "diagnostics"}. It runs under a
-	// deadline of DiagnosticsTimeout; its result should stay under 2,000
-	// characters. When nil, diagnostics answer diagnostics_unsupported.
+	// Diagnostics, when set, adds what your app knows to the diagnostics
+	// report (PROTOCOL.md §10), which the Handler answers to
+	// {"op": "diagnostics"} by itself: what it returns is the report's
+	// "app" entry, inside the same 2,000 characters. It runs under
+	// DiagnosticsTimeout; an error, a timeout or a panic becomes an "error"
+	// entry in app (the error itself goes to the log), never a failed
+	// report. Return only what may be shown: no keys, no personal data.
 	Diagnostics func(ctx context.Context) (any, error)
 
-	// DiagnosticsTimeout bounds Diagnostics; default 7 s (Median waits 8).
+	// DiagnosticsTimeout bounds Diagnostics; default 500 ms, and at most
+	// 800 ms, so that the report answers within a second. When
+	// DiagnosticsReplace is set, it bounds that instead; default 7 s
+	// (Median waits 8).
 	DiagnosticsTimeout time.Duration
+
+	// DiagnosticsOff turns the report off: {"op": "diagnostics"} is
+	// answered diagnostics_unsupported. [Handler.Report] still works.
+	DiagnosticsOff bool
+
+	// DiagnosticsReplace, when set, answers {"op": "diagnostics"} instead
+	// of the report: its result is the answer's result, an error answers
+	// execution_failed. Keep it under 2,000 characters (Median keeps no
+	// more) and free of keys, secrets and personal data.
+	DiagnosticsReplace func(ctx context.Context) (any, error)
 
 	// MaxBodyBytes caps the request body; default 1 MiB. A larger body is
 	// answered 413 invalid_body without being read past the limit.

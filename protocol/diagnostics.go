@@ -3,17 +3,34 @@ package protocol
 import (
 	"context"
 	"errors"
+	"net/http"
+	"time"
 	"unicode/utf8"
 )
 
-// runDiagnostics answers {"op": "diagnostics"} (PROTOCOL.md §4) under the
+// runDiagnostics answers {"op": "diagnostics"} (PROTOCOL.md §4, §10): the
+// report, cut to 2,000 characters, unless the operator turned it off or
+// replaced it. skew is the server clock minus this request's t.
+func (h *Handler) runDiagnostics(ctx context.Context, now time.Time, skew int64) Response {
+	switch {
+	case h.cfg.DiagnosticsReplace != nil:
+		return h.runReplacement(ctx)
+	case h.cfg.DiagnosticsOff:
+		return errorResponse(newError(CodeDiagnosticsUnsupported, "this server's operator turned the diagnostics report off"))
+	}
+	r := h.report(ctx, now)
+	r.Clock.SkewMs = skew
+	raw := encodeReport(r)
+	body := make([]byte, 0, len(bodyPrefix)+len(raw)+1)
+	body = append(append(append(body, bodyPrefix...), raw...), '}')
+	return Response{Status: http.StatusOK, Body: body}
+}
+
+// runReplacement answers with Config.DiagnosticsReplace under its
 // deadline. The function runs in its own goroutine so that the answer goes
 // out in time even when it ignores its context; that goroutine ends when
 // the function returns.
-func (h *Handler) runDiagnostics(ctx context.Context) Response {
-	if h.cfg.Diagnostics == nil {
-		return errorResponse(newError(CodeDiagnosticsUnsupported, "this server collects no diagnostics"))
-	}
+func (h *Handler) runReplacement(ctx context.Context) Response {
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.DiagnosticsTimeout)
 	defer cancel()
 	done := make(chan Response, 1) // buffered: a late function never blocks
@@ -21,7 +38,7 @@ func (h *Handler) runDiagnostics(ctx context.Context) Response {
 		// The error's own methods (Error, Is, As) are user code too: the
 		// answer is built under the same protection as the call.
 		resp, err := protect(h, ctx, "diagnostics", nil, func() (Response, error) {
-			return h.diagnosticsAnswer(ctx)
+			return h.replacementAnswer(ctx)
 		})
 		if err != nil {
 			resp = errorResponse(newError(CodeExecutionFailed, "diagnostics failed unexpectedly"))
@@ -39,10 +56,10 @@ func (h *Handler) runDiagnostics(ctx context.Context) Response {
 	}
 }
 
-// diagnosticsAnswer runs Config.Diagnostics and encodes what it returned.
-// It may panic (in user code); runDiagnostics protects it.
-func (h *Handler) diagnosticsAnswer(ctx context.Context) (Response, error) {
-	v, err := h.cfg.Diagnostics(ctx)
+// replacementAnswer runs Config.DiagnosticsReplace and encodes what it
+// returned. It may panic (in user code); runReplacement protects it.
+func (h *Handler) replacementAnswer(ctx context.Context) (Response, error) {
+	v, err := h.cfg.DiagnosticsReplace(ctx)
 	var refusal *Refusal
 	switch {
 	case errors.As(err, &refusal):

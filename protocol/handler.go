@@ -2,10 +2,13 @@ package protocol
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"time"
 )
@@ -23,8 +26,12 @@ type Handler struct {
 	keys   []Key
 	keyErr *Error // answered 500 on every request when no usable key is set
 
-	tools    map[string]*Tool // cfg.Tools by name
-	manifest []byte           // the GET answer, built once
+	tools       map[string]*Tool // cfg.Tools by name
+	manifest    []byte           // the GET answer, built once
+	manifestSum string           // hex SHA-256 of manifest, for the report
+
+	stats      *stats        // the diagnostics report's counters
+	appTimeout time.Duration // bounds cfg.Diagnostics, the report's app entry
 
 	// Warnings that could come once per request are logged at most once
 	// per logInterval each.
@@ -44,7 +51,8 @@ type Handler struct {
 // returns a nil Handler.
 func New(cfg Config) (*Handler, error) {
 	keys, keyErr := parseKeys(cfg.Keys)
-	h := &Handler{cfg: withDefaults(cfg), tools: make(map[string]*Tool, len(cfg.Tools))}
+	h := &Handler{cfg: withDefaults(cfg), tools: make(map[string]*Tool, len(cfg.Tools)),
+		appTimeout: min(orDefault(cfg.DiagnosticsTimeout, defaultAppTimeout), maxAppTimeout)}
 	var problems []error
 	for i, t := range cfg.Tools {
 		if t == nil {
@@ -71,6 +79,9 @@ func New(cfg Config) (*Handler, error) {
 		return nil, fmt.Errorf("median: %w", errors.Join(problems...))
 	}
 	h.manifest = buildManifest(cfg.Tools)
+	sum := sha256.Sum256(h.manifest)
+	h.manifestSum = hex.EncodeToString(sum[:])
+	h.stats = newStats(h.cfg.Now(), h.tools)
 	if keyErr != nil {
 		h.keyErr = keyErr
 		h.cfg.Logger.Error("median: the endpoint will answer 500 until a usable key is configured", "code", keyErr.Code, "error", keyErr.Message)
@@ -142,9 +153,12 @@ func (h *Handler) front(ctx context.Context, st *callState, req Request) (Respon
 		return errorResponse(h.keyErr), false
 	}
 	// 3. the signature header, before a byte of the body is read
+	now := h.cfg.Now()
 	sig, err := parseSignature(req.Signature)
 	if err == nil {
-		err = sig.checkTime(h.cfg.Now(), h.cfg.Tolerance)
+		if err = sig.checkTime(now, h.cfg.Tolerance); err != nil {
+			h.stats.staleSkew(skewMs(now, sig.timestamp))
+		}
 	}
 	if err != nil {
 		return errorResponse(asError(err)), false
@@ -155,10 +169,16 @@ func (h *Handler) front(ctx context.Context, st *callState, req Request) (Respon
 		return errorResponse(e), false
 	}
 	// 5. the signature against the body
-	if err := sig.verify(body, h.keys...); err != nil {
-		return errorResponse(asError(err)), false
+	keys := h.keysInForce()
+	i := sig.match(body, keys)
+	if i < 0 {
+		return errorResponse(errInvalidSignature), false
+	}
+	if h.stats != nil { // nil only in the zero Handler and a benchmark's baseline
+		keys[i].verifiedAt(now)
 	}
 	if req.Method == http.MethodGet {
+		h.stats.manifestServed(now)
 		return Response{Status: http.StatusOK, Body: h.manifest}, false
 	}
 	// 6. the body's shape
@@ -168,7 +188,7 @@ func (h *Handler) front(ctx context.Context, st *callState, req Request) (Respon
 	}
 	// 7. the op, or the tool lookup
 	if op == opDiagnostics {
-		return h.runDiagnostics(ctx), false
+		return h.runDiagnostics(ctx, now, skewMs(now, sig.timestamp)), false
 	}
 	st.call, st.tool = call, h.tools[call.Tool]
 	if st.tool == nil {
@@ -256,6 +276,12 @@ func (h *Handler) finish(ctx context.Context, st *callState, resp Response) Resp
 func (h *Handler) observe(ctx context.Context, st *callState, resp Response) {
 	if resp.code != "" && resp.code != CodeExecutionFailed && resp.code != CodeDiagnosticsUnsupported {
 		h.cfg.Logger.DebugContext(ctx, "median: request refused", "status", resp.Status, "code", resp.code)
+		h.stats.refusal(resp.code, h.cfg.Now())
+	}
+	if st.tool != nil && h.stats != nil {
+		if t := h.stats.tools[st.tool.name]; t != nil {
+			t.answer(resp, time.Since(st.start), h.cfg.Now)
+		}
 	}
 	observer := h.cfg.Observer
 	if observer == nil {
@@ -270,6 +296,24 @@ func (h *Handler) observe(ctx context.Context, st *callState, resp Response) {
 		observer(ctx, ev)
 		return struct{}{}, nil
 	})
+}
+
+// keysInForce returns the keys a request verifies under, in the order
+// configured.
+func (h *Handler) keysInForce() []Key { return h.keys }
+
+// skewMs is the server clock minus the sender's t, in milliseconds,
+// saturating instead of overflowing for an absurd t.
+func skewMs(now time.Time, t int64) int64 {
+	n := now.UnixMilli()
+	d := n - t
+	if (t < 0 && d < n) || (t > 0 && d > n) {
+		if t < 0 {
+			return math.MaxInt64
+		}
+		return math.MinInt64 + 1
+	}
+	return d
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -243,7 +243,7 @@ func TestToolTimeoutAnswersTimedOut(t *testing.T) {
 	assert.Contains(t, msg, "timed out")
 }
 
-// Diagnostics that ignore their deadline are answered without waiting for
+// A DiagnosticsReplace that ignores its deadline are answered without waiting for
 // them; the late goroutine exits as soon as the function returns.
 func TestLateDiagnosticsDoNotLeak(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
@@ -251,7 +251,7 @@ func TestLateDiagnosticsDoNotLeak(t *testing.T) {
 	returned := make(chan struct{})
 	h := hardNew(t, Config{
 		DiagnosticsTimeout: 20 * time.Millisecond,
-		Diagnostics: func(ctx context.Context) (any, error) {
+		DiagnosticsReplace: func(ctx context.Context) (any, error) {
 			defer close(returned)
 			<-release // ignores ctx on purpose
 			return "late", nil
@@ -279,9 +279,9 @@ func TestPanicsAreAnsweredWithoutLeaks(t *testing.T) {
 			panic("secret internal state " + call.Input.OrderID)
 		})
 	h := hardNew(t, Config{
-		Tools:       []*Tool{panicky},
-		Logger:      slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Diagnostics: func(ctx context.Context) (any, error) { panic("diagnostics exploded") },
+		Tools:              []*Tool{panicky},
+		Logger:             slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		DiagnosticsReplace: func(ctx context.Context) (any, error) { panic("diagnostics exploded") },
 	})
 	for _, tt := range []struct {
 		name string
@@ -479,15 +479,15 @@ func (panickyError) Is(error) bool   { panic("Is exploded") }
 func (panickyError) As(any) bool     { panic("As exploded") }
 func (panickyError) Unwrap() []error { return nil }
 
-// Diagnostics returning an error whose Error, Is or As panics is answered
+// DiagnosticsReplace returning an error whose Error, Is or As panics is answered
 // execution_failed, like a tool returning one; the panic does not escape
 // Serve.
 func TestDiagnosticsErrorMethodsPanic(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	var logs hardLogBuffer
 	h := hardNew(t, Config{
-		Logger:      slog.New(slog.NewJSONHandler(&logs, nil)),
-		Diagnostics: func(ctx context.Context) (any, error) { return nil, panickyError{} },
+		Logger:             slog.New(slog.NewJSONHandler(&logs, nil)),
+		DiagnosticsReplace: func(ctx context.Context) (any, error) { return nil, panickyError{} },
 	})
 	var resp Response
 	require.NotPanics(t, func() { resp = h.Serve(context.Background(), hardSigned([]byte(`{"op":"diagnostics"}`))) })

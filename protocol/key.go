@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,6 +41,11 @@ type keyState struct {
 	secret      []byte
 	fingerprint string
 	macs        sync.Pool // of *macState keyed with secret, so a check allocates nothing
+
+	// Counted for the diagnostics report (§10): requests verified under
+	// this key, and the unix ms of the last one.
+	verified     atomic.Int64
+	lastVerified atomic.Int64
 }
 
 // macState is a reusable HMAC-SHA256 under one key, with room for "<t>."
@@ -92,6 +98,23 @@ func parseKey(key string) (Key, *Error) {
 // implementations check theirs against protocol/testdata/keys.json.
 func deriveSecret(key string) ([]byte, error) {
 	return hkdf.Key(sha256.New, []byte(key), nil, hkdfInfo, 32)
+}
+
+// Fingerprint returns the key's fingerprint (PROTOCOL.md §1.2): "mk_" and
+// the first 12 hex digits of SHA-256 over the derived secret. It reveals
+// nothing usable, so logs, diagnostics and admin pages show a key by it;
+// "" for the zero Key.
+func (k Key) Fingerprint() string {
+	if k.st == nil {
+		return ""
+	}
+	return k.st.fingerprint
+}
+
+// verifiedAt counts a request verified under the key at now.
+func (k Key) verifiedAt(now time.Time) {
+	k.st.verified.Add(1)
+	k.st.lastVerified.Store(now.UnixMilli())
 }
 
 // String returns "median key " and the key's fingerprint ("mk_" and 12 hex

@@ -153,7 +153,7 @@ func TestKeyFromEnvironment(t *testing.T) {
 	t.Setenv(keyEnv, "  "+testKey+"\n")
 	h, _ := newHandler(t, Config{Keys: []string{}})
 	assert.Equal(t, []string{mustParseKey(testKey).st.fingerprint}, fingerprints(h))
-	requireError(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)), http.StatusOK, CodeDiagnosticsUnsupported)
+	requireReport(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)))
 
 	// Keys in code win over the environment.
 	h2, _ := newHandler(t, Config{Keys: []string{otherKey}})
@@ -166,7 +166,7 @@ func TestSeveralKeys(t *testing.T) {
 	body := []byte(`{"op":"diagnostics"}`)
 	for _, key := range []string{testKey, otherKey} {
 		sig := mustParseKey(key).Sign(testNow, body)
-		requireError(t, h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: sig, BodyBytes: body}), http.StatusOK, CodeDiagnosticsUnsupported)
+		requireReport(t, h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: sig, BodyBytes: body}))
 	}
 	third := "mk_third_key_000000000000000000000000000"
 	sig := mustParseKey(third).Sign(testNow, body)
@@ -208,7 +208,7 @@ func TestKeyRotationFromEnvironment(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []string{mustParseKey(testKey).st.fingerprint, mustParseKey(otherKey).st.fingerprint}, fingerprints(h))
 		for _, key := range []string{testKey, otherKey} {
-			requireError(t, h.Serve(context.Background(), signedWith(key)), http.StatusOK, CodeDiagnosticsUnsupported)
+			requireReport(t, h.Serve(context.Background(), signedWith(key)))
 		}
 		requireError(t, h.Serve(context.Background(), signedWith(strings.Repeat("z", 40))), http.StatusUnauthorized, CodeInvalidSignature)
 	})
@@ -239,6 +239,6 @@ func TestKeyRotationFromEnvironment(t *testing.T) {
 		t.Setenv(previousKeyEnv, "too-short")
 		h, err := New(Config{Keys: []string{testKey}, Now: func() time.Time { return testNow }, Logger: discardLogger()})
 		require.NoError(t, err)
-		requireError(t, h.Serve(context.Background(), signedWith(testKey)), http.StatusOK, CodeDiagnosticsUnsupported)
+		requireReport(t, h.Serve(context.Background(), signedWith(testKey)))
 	})
 }

@@ -67,6 +67,7 @@ func (h *Handler) acquireClaim(ctx context.Context, st *callState) (Response, bo
 		case err != nil && ctx.Err() != nil:
 			return errorResponse(newError(CodeExecutionFailed, msgRequestEnded)), false
 		case err != nil:
+			h.stats.claimFailed()
 			h.cfg.Logger.ErrorContext(ctx, "median: replay store failed; the tool was not run", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
 			return errorResponse(newError(CodeExecutionFailed, msgStoreFailed)), false
 		case status == ClaimAcquired:
@@ -175,6 +176,7 @@ func (h *Handler) save(ctx context.Context, st *callState, resp Response) int {
 		h.cfg.Logger.ErrorContext(ctx, "median: replay store could not save the answer; a repeat of this call may run the tool again", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
 	}
 	if evicted > 0 {
+		h.stats.evictedEarly(evicted)
 		h.cfg.Logger.WarnContext(ctx, "median: the replay store dropped answers before their TTL to make room; their toolCallIds would run again if replayed, so raise Config.ReplayMaxBytes or use a shared store", "tool", call.Tool, "toolCallId", call.ToolCallID, "evicted", evicted)
 	}
 	return evicted

@@ -117,7 +117,7 @@ func TestStaleMessage(t *testing.T) {
 func TestDiagnosticsCancelledByCaller(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	h, _ := newHandler(t, Config{Diagnostics: func(ctx context.Context) (any, error) {
+	h, _ := newHandler(t, Config{DiagnosticsReplace: func(ctx context.Context) (any, error) {
 		<-release
 		return nil, errors.New("late")
 	}})

@@ -168,15 +168,23 @@ func (s signature) checkTime(now time.Time, tolerance time.Duration) error {
 // otherwise. Comparison is constant-time; the error never contains a
 // computed signature.
 func (s signature) verify(body []byte, keys ...Key) error {
-	for _, k := range keys {
-		if k.st != nil && k.matches(s.ts, body, &s.first, s.more) {
-			return nil
-		}
+	if s.match(body, keys) < 0 {
+		return errInvalidSignature
 	}
-	return errInvalidSignature
+	return nil
 }
 
-// errInvalidSignature is the one answer to a signature that matches no key.
+// match returns the index of the first of keys under which one of the
+// signature's v1 entries is the HMAC-SHA256 of "<t>.<body>", or -1.
+func (s signature) match(body []byte, keys []Key) int {
+	for i, k := range keys {
+		if k.st != nil && k.matches(s.ts, body, &s.first, s.more) {
+			return i
+		}
+	}
+	return -1
+}
+
 var errInvalidSignature = newError(CodeInvalidSignature, msgInvalidSignature+": no v1 matches under any configured key; check that MEDIAN_KEY is the key from Median's dashboard and that nothing re-encodes the body before it reaches this handler")
 
 // VerifySignature is the whole signature check of PROTOCOL.md §1.1 in one

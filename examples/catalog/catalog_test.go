@@ -172,13 +172,26 @@ func TestDiagnosticsShowTheFingerprintNotTheKey(t *testing.T) {
 	req.Header.Set(catalogtest.SignatureHeader, catalogtest.MustKey(catalogtest.Key).Sign(time.Now(), []byte(body)))
 	d.Handler.ServeHTTP(rec, req)
 	require.Equal(t, http.StatusOK, rec.Code)
-	var got struct{ Result catalog.Diagnostics }
+	var got struct {
+		Result struct {
+			Keys []struct{ Fingerprint string }
+			App  catalog.Diagnostics
+		}
+	}
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
-	assert.Equal(t, catalogtest.MustKey(catalogtest.Key).String(), got.Result.Key)
-	assert.Equal(t, 2, got.Result.ToolCount)
-	assert.Equal(t, "memory", got.Result.ReplayStore)
-	assert.NotEmpty(t, got.Result.Uptime)
+	require.Len(t, got.Result.Keys, 1, "body %s", rec.Body)
+	assert.Equal(t, catalogtest.MustKey(catalogtest.Key).Fingerprint(), got.Result.Keys[0].Fingerprint)
+	assert.Equal(t, catalog.Diagnostics{CancelledOrders: 0, CancelledLimit: catalog.MaxCancelledOrders}, got.Result.App)
 	assert.NotContains(t, rec.Body.String(), catalogtest.Key)
+
+	// The app's entry follows the demo's state.
+	require.NoError(t, d.Orders.Cancel("A-1"))
+	rec = httptest.NewRecorder()
+	req = httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+	req.Header.Set(catalogtest.SignatureHeader, catalogtest.MustKey(catalogtest.Key).Sign(time.Now(), []byte(body)))
+	d.Handler.ServeHTTP(rec, req)
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+	assert.Equal(t, 1, got.Result.App.CancelledOrders)
 }
 
 func TestAddr(t *testing.T) {

@@ -1,27 +1,25 @@
 package catalog
 
-import (
-	"context"
-	"time"
-)
+import "context"
 
-// Diagnostics is the demo's answer to {"op": "diagnostics"}: small, and
-// with the key's fingerprint, never the key.
+// Diagnostics is what the demo adds to the diagnostics report, as its
+// "app" entry (protocol.Config.Diagnostics): what only the app knows. The
+// report itself already holds the keys by fingerprint, the store, the
+// tools and the clock.
 type Diagnostics struct {
-	Uptime      string `json:"uptime"`
-	ToolCount   int    `json:"toolCount"`
-	Key         string `json:"key"` // Demo.Fingerprint: "median key mk_…"
-	ReplayStore string `json:"replayStore"`
-	DevKey      bool   `json:"devKey"`
+	// CancelledOrders is how many orders the demo holds as cancelled, and
+	// CancelledLimit how many it can: at the limit, cancel_order fails.
+	CancelledOrders int `json:"cancelledOrders"`
+	CancelledLimit  int `json:"cancelledLimit"`
+	// DevKey is true when the demo generated its own development key.
+	DevKey bool `json:"devKey"`
 }
 
 // diagnostics is the Config.Diagnostics function of the demo.
 func (d *Demo) diagnostics(context.Context) (any, error) {
 	return Diagnostics{
-		Uptime:      time.Since(d.started).Round(time.Second).String(),
-		ToolCount:   d.toolCount,
-		Key:         d.Fingerprint,
-		ReplayStore: d.store,
-		DevKey:      d.DevKey,
+		CancelledOrders: d.Orders.Cancelled(),
+		CancelledLimit:  MaxCancelledOrders,
+		DevKey:          d.DevKey,
 	}, nil
 }

@@ -61,6 +61,13 @@ func (o *Orders) Status(id string) (string, error) {
 	return StatusProcessing, nil
 }
 
+// Cancelled returns how many orders are cancelled.
+func (o *Orders) Cancelled() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.cancelled)
+}
+
 // Cancel cancels the order id. It returns an *AlreadyCancelledError when the
 // order was cancelled before and a *NotFoundError for an unknown order.
 // Exactly one of any number of concurrent cancels of the same order succeeds.

@@ -86,10 +86,7 @@ type Demo struct {
 	// safe to log and to show; empty when the key is not usable.
 	Fingerprint string
 
-	started   time.Time
-	toolCount int
-	store     string
-	closers   []func() error
+	closers []func() error
 }
 
 // New builds the demo endpoint. A key that is set but not usable is not an
@@ -106,7 +103,7 @@ func New(opts Options) (*Demo, error) {
 	if opts.Addr == "" {
 		opts.Addr = net.JoinHostPort(loopbackHost, DefaultPort)
 	}
-	d := &Demo{Orders: NewOrders(), Key: opts.Key, Addr: opts.Addr, started: time.Now(), store: "memory"}
+	d := &Demo{Orders: NewOrders(), Key: opts.Key, Addr: opts.Addr}
 	keys := []string{d.Key}
 	if strings.TrimSpace(opts.PreviousKey) != "" {
 		keys = append(keys, opts.PreviousKey)
@@ -124,7 +121,6 @@ func New(opts Options) (*Demo, error) {
 		d.Fingerprint = k.String()
 	}
 	tools := Tools(d.Orders)
-	d.toolCount = len(tools)
 	// Every tool call becomes an execute_tool span and two metrics on the
 	// global OpenTelemetry providers: no-ops until the app installs an SDK
 	// (otel.SetTracerProvider / otel.SetMeterProvider, e.g. with an OTLP
@@ -146,7 +142,7 @@ func New(opts Options) (*Demo, error) {
 		if err != nil {
 			return nil, err
 		}
-		cfg.Store, d.store = store, "redis"
+		cfg.Store = store
 		d.closers = append(d.closers, closeFn)
 	}
 	h, err := protocol.New(cfg)

@@ -26,6 +26,7 @@ type Want struct {
 	Code    protocol.Code // the error code; "" when the answer is a result
 	Message string        // a substring of the error message; "" not checked
 	Result  any           // the result, compared as JSON; nil not checked
+	App     any           // the diagnostics report's app entry, compared as JSON; nil not checked
 	Tools   []string      // for the GET manifest: the tool names it lists
 	Allow   string        // the Allow header; "" must be absent
 	NoBody  bool          // HEAD: no body reaches the client
@@ -85,7 +86,7 @@ func MiddlewareCases() []MiddlewareCase {
 		{Case{"invalid input never reaches the handler", Signed(http.MethodPost, ToolCall(ToolEcho, "mw_bad", `{"text":false}`)), Want{Status: http.StatusBadRequest, Code: protocol.CodeInvalidInput}}, 0},
 		{Case{"unsigned call never reaches the handler", Unsigned(http.MethodPost, ToolCall(ToolCustom, "mw_unsigned", `{}`)), Want{Status: http.StatusUnauthorized, Code: protocol.CodeMissingSignature}}, 0},
 		{Case{"GET manifest is answered by the middleware", Signed(http.MethodGet, nil), Want{Status: http.StatusOK, Tools: AllTools}}, 0},
-		{Case{"diagnostics are answered by the middleware", Signed(http.MethodPost, []byte(`{"op":"diagnostics"}`)), ok(Diagnostics)}, 0},
+		{Case{"diagnostics are answered by the middleware", Signed(http.MethodPost, []byte(`{"op":"diagnostics"}`)), Want{Status: http.StatusOK, App: Diagnostics}}, 0},
 		{Case{"handler panic is execution_failed", Signed(http.MethodPost, ToolCall(ToolCustomPanic, "mw_panic", `{}`)), Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "failed unexpectedly"}}, 1},
 		{Case{"PUT is answered by the middleware", Signed(http.MethodPut, nil), notAllowed}, 0},
 		{Case{"DELETE is answered by the middleware", Unsigned(http.MethodDelete, nil), notAllowed}, 0},
@@ -260,6 +261,13 @@ func Check(t testing.TB, want Want, got Reply) {
 		wantJSON, err := json.Marshal(want.Result)
 		require.NoError(t, err)
 		assert.JSONEq(t, string(wantJSON), string(answer.Result), "result")
+	}
+	if want.App != nil {
+		var report struct{ App json.RawMessage }
+		require.NoError(t, json.Unmarshal(answer.Result, &report))
+		wantJSON, err := json.Marshal(want.App)
+		require.NoError(t, err)
+		assert.JSONEq(t, string(wantJSON), string(report.App), "the report's app entry (result %s)", answer.Result)
 	}
 }
 

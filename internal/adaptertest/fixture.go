@@ -67,7 +67,8 @@ var errCustomTool = errors.New("adaptertest: this tool is answered by the handle
 // Refusal is what the "refuse" tool returns.
 var Refusal = protocol.Refuse("not_signed_in", "Sign in to see your orders.")
 
-// Diagnostics is what the handlers' diagnostics function returns.
+// Diagnostics is what the handlers' Config.Diagnostics returns: the
+// report's app entry.
 var Diagnostics = map[string]any{"version": "adaptertest"}
 
 // EchoIn is the input of the "echo" tool.

@@ -1,0 +1,457 @@
+package protocol
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Report is the diagnostics report (PROTOCOL.md §10): the endpoint's
+// service, clock, keys, refusals, store, manifest and tools, as counted
+// since the Handler was built. The Handler answers {"op": "diagnostics"}
+// with it, cut to 2,000 characters; [Handler.Report] returns it whole, for
+// the app's own health check, logs or admin page. Its JSON encoding is the
+// report's wire form. It never holds a key, a secret, a MAC, a visitor
+// field, an input, a result or a transport detail.
+type Report struct {
+	Service struct {
+		Library string    `json:"library"` // "median-go v0.4.0", or "median-go (devel)" for a build from source
+		Go      string    `json:"go"`      // the Go version the server was built with
+		Uptime  string    `json:"uptime"`  // since the Handler was built, in whole seconds ("3h12m5s")
+		Now     time.Time `json:"now"`     // the server clock, UTC
+	} `json:"service"`
+
+	Clock struct {
+		// SkewMs is the server clock minus the t of the diagnostics
+		// request, in milliseconds (positive: the server is ahead); 0 in
+		// a report read from code, which has no request.
+		SkewMs int64 `json:"skewMs"`
+	} `json:"clock"`
+
+	// Keys are the keys in force, by fingerprint, in the order configured,
+	// with how many requests verified under each and when the last did.
+	Keys []struct {
+		Fingerprint  string    `json:"fingerprint"`
+		Verified     int64     `json:"verified"`
+		LastVerified time.Time `json:"lastVerified,omitzero"`
+	} `json:"keys"`
+
+	// Refused counts every refusal code answered so far, with the time of
+	// the last one. For stale_timestamp, MaxSkewMs is the skew of largest
+	// magnitude seen, signed like Clock.SkewMs.
+	Refused map[Code]struct {
+		Count     int64     `json:"count"`
+		Last      time.Time `json:"last"`
+		MaxSkewMs int64     `json:"maxSkewMs,omitzero"`
+	} `json:"refused"`
+
+	Store struct {
+		// Kind is "memory", "redis", "postgres", "custom" (a store without
+		// a Kind method) or "none" (replay protection disabled).
+		Kind string `json:"kind"`
+		// Reachable is the result of a probe bounded to 500 ms; nil for a
+		// store that cannot be probed. Why a probe failed goes to the log.
+		Reachable     *bool  `json:"reachable"`
+		LatencyMs     int64  `json:"latencyMs"`     // the probe's duration
+		ClaimFailures int64  `json:"claimFailures"` // claims the store could not record: those tools did not run
+		EvictedEarly  int64  `json:"evictedEarly"`  // answers dropped before their time to make room
+		ReadOnlyRuns  int64  `json:"readOnlyRuns"`  // read-only tools run while the store could not record their claim
+		UsedBytes     *int64 `json:"usedBytes,omitempty"`
+		BudgetBytes   *int64 `json:"budgetBytes,omitempty"` // the in-memory store's, with UsedBytes
+	} `json:"store"`
+
+	Manifest struct {
+		SHA256     string    `json:"sha256"`              // of Bytes, in hex
+		Tools      int       `json:"tools"`               // how many tools it lists
+		LastServed time.Time `json:"lastServed,omitzero"` // the last signed GET; zero before the first
+		// Bytes is the manifest exactly as GET answers it (§6).
+		Bytes []byte `json:"-"`
+	} `json:"manifest"`
+
+	// Tools has one entry per registered tool: its calls by outcome
+	// (refusals include the risk floor's and rate limits'), the 50th and
+	// 99th percentiles of its recent calls' durations, and its last
+	// execution_failed or invalid_input answer, as the agent got it.
+	Tools map[string]struct {
+		Calls        int64 `json:"calls"`
+		Results      int64 `json:"results"`
+		Refusals     int64 `json:"refusals"`
+		Failed       int64 `json:"failed"`
+		InvalidInput int64 `json:"invalidInput"`
+		P50Ms        int64 `json:"p50Ms"`
+		P99Ms        int64 `json:"p99Ms"`
+		LastFailure  struct {
+			At      time.Time `json:"at"`
+			Code    Code      `json:"code"`
+			Message string    `json:"message"`
+		} `json:"lastFailure,omitzero"`
+	} `json:"tools"`
+
+	// App is what Config.Diagnostics returned, as JSON; when it failed,
+	// ran out of time or panicked, an object with one "error" entry
+	// saying so. An empty object when Config.Diagnostics is not set.
+	App json.RawMessage `json:"app,omitempty"`
+
+	// Omitted is how many entries were dropped to fit the answer in
+	// 2,000 characters; always 0 in a report read from code.
+	Omitted int `json:"omitted,omitzero"`
+}
+
+// Deadlines of the report: the store's probe, and Config.Diagnostics at
+// most, so that the report answers within a second (§10).
+const (
+	probeTimeout         = 500 * time.Millisecond
+	defaultAppTimeout    = 500 * time.Millisecond
+	maxAppTimeout        = 800 * time.Millisecond
+	maxLibraryVersionLen = 64
+	libraryModulePath    = "github.com/median-go/median"
+	libraryName          = "median-go"
+
+	// maxReportChars is the report's budget inside {"result": …}.
+	maxReportChars = maxDiagnosticsChars - len(`{"result":}`)
+)
+
+// Report returns the diagnostics report as a typed value, whole: the
+// counters, a probe of the store and what Config.Diagnostics adds, all
+// within a second. Use it for the app's own health check or admin page;
+// Median gets the same report, cut to 2,000 characters, when it asks.
+func (h *Handler) Report(ctx context.Context) Report {
+	return h.report(ctx, h.cfg.Now())
+}
+
+// report builds the whole report: the probe and Config.Diagnostics run at
+// the same time, each under its own deadline.
+func (h *Handler) report(ctx context.Context, now time.Time) Report {
+	var r Report
+	var wg sync.WaitGroup
+	wg.Go(func() { h.reportStore(ctx, &r) })
+	wg.Go(func() { r.App = h.reportApp(ctx) })
+	h.reportCounters(&r, now)
+	wg.Wait()
+	return r
+}
+
+// reportCounters fills everything but the probe and app from the counters.
+func (h *Handler) reportCounters(r *Report, now time.Time) {
+	s := h.stats
+	if s == nil { // the zero Handler
+		s = newStats(now, nil)
+	}
+	r.Service.Library = libraryVersion()
+	r.Service.Go = runtime.Version()
+	r.Service.Uptime = now.Sub(s.started).Round(time.Second).String()
+	r.Service.Now = now.UTC().Truncate(time.Millisecond)
+
+	keys := h.keysInForce()
+	r.Keys = slices.Grow(r.Keys, len(keys))[:len(keys)]
+	for i, k := range keys {
+		r.Keys[i].Fingerprint = k.Fingerprint()
+		if k.st != nil {
+			r.Keys[i].Verified = k.st.verified.Load()
+			r.Keys[i].LastVerified = unixMilli(k.st.lastVerified.Load())
+		}
+	}
+
+	makeMap(&r.Refused, 0)
+	for i := range s.refused {
+		n := s.refused[i].count.Load()
+		if n == 0 {
+			continue
+		}
+		e := r.Refused[refusalCodes[i]]
+		e.Count, e.Last = n, unixMilli(s.refused[i].last.Load())
+		if refusalCodes[i] == CodeStaleTimestamp {
+			e.MaxSkewMs = s.maxSkewMs.Load()
+		}
+		r.Refused[refusalCodes[i]] = e
+	}
+
+	r.Store.ClaimFailures = s.claimFailure.Load()
+	r.Store.EvictedEarly = s.evicted.Load()
+	r.Store.ReadOnlyRuns = s.readOnlyRuns.Load()
+
+	r.Manifest.SHA256 = h.manifestSum
+	r.Manifest.Tools = len(h.tools)
+	r.Manifest.LastServed = unixMilli(s.manifestAt.Load())
+	r.Manifest.Bytes = h.manifest
+
+	makeMap(&r.Tools, len(s.tools))
+	for name, t := range s.tools {
+		e := r.Tools[name]
+		e.Calls, e.Results, e.Refusals = t.calls.Load(), t.results.Load(), t.refusals.Load()
+		e.Failed, e.InvalidInput = t.failed.Load(), t.invalidInput.Load()
+		e.P50Ms, e.P99Ms = t.percentiles()
+		t.mu.Lock()
+		f := t.lastFailure
+		t.mu.Unlock()
+		if !f.at.IsZero() {
+			e.LastFailure.At, e.LastFailure.Code, e.LastFailure.Message = f.at.UTC().Truncate(time.Millisecond), f.code, f.message
+		}
+		r.Tools[name] = e
+	}
+}
+
+// percentiles returns the 50th and 99th percentiles of the recent
+// durations, in whole milliseconds.
+func (t *toolStats) percentiles() (p50, p99 int64) {
+	n := min(t.next.Load(), latencySamples)
+	if n == 0 {
+		return 0, 0
+	}
+	d := make([]int64, n)
+	for i := range d {
+		d[i] = t.samples[i].Load()
+	}
+	slices.Sort(d)
+	at := func(p int) int64 { return time.Duration(d[(len(d)-1)*p/100]).Milliseconds() }
+	return at(50), at(99)
+}
+
+// reportStore fills the store's kind and a probe bounded to probeTimeout.
+// The probe runs in its own goroutine so that a store that ignores its
+// context cannot hold the report; that goroutine ends when Probe returns.
+// A failed probe reports reachable=false; its error goes only to the log,
+// since it may hold addresses (§7).
+func (h *Handler) reportStore(ctx context.Context, r *Report) {
+	switch s := h.cfg.Store.(type) {
+	case nil:
+		r.Store.Kind = "none"
+		return
+	case memoryStore: // in the process: always reachable, nothing to probe
+		used, budget, reachable := s.s.Bytes(), s.s.MaxBytes(), true
+		r.Store.Kind, r.Store.Reachable = s.Kind(), &reachable
+		r.Store.UsedBytes, r.Store.BudgetBytes = &used, &budget
+		return
+	}
+	r.Store.Kind = "custom"
+	if k, ok := h.cfg.Store.(interface{ Kind() string }); ok {
+		kind, err := protect(h, ctx, "the replay store's Kind", nil, func() (string, error) { return k.Kind(), nil })
+		if err == nil && kind != "" {
+			r.Store.Kind = truncateChars(kind, 32)
+		}
+	}
+	p, ok := h.cfg.Store.(interface{ Probe(context.Context) error })
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	start := time.Now()
+	done := make(chan error, 1) // buffered: a late probe never blocks
+	go func() {
+		_, err := protect(h, ctx, "the replay store's Probe", nil, func() (struct{}, error) { return struct{}{}, p.Probe(ctx) })
+		done <- err
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	r.Store.LatencyMs = time.Since(start).Milliseconds()
+	reachable := err == nil
+	r.Store.Reachable = &reachable
+	if err != nil {
+		h.cfg.Logger.WarnContext(ctx, "median: diagnostics: the replay store did not answer its probe", "kind", r.Store.Kind, "error", err)
+	}
+}
+
+// reportApp runs Config.Diagnostics under its deadline and returns what it
+// gave as JSON. Like the probe it runs in its own goroutine, which ends
+// when the function returns. Its failure, timeout or panic is an entry in
+// app, never a failed report; the error itself goes only to the log.
+func (h *Handler) reportApp(ctx context.Context) json.RawMessage {
+	if h.cfg.Diagnostics == nil {
+		return json.RawMessage(`{}`)
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.appTimeout)
+	defer cancel()
+	done := make(chan json.RawMessage, 1) // buffered: a late function never blocks
+	go func() {
+		raw, err := protect(h, ctx, "Config.Diagnostics", nil, func() (json.RawMessage, error) {
+			v, err := h.cfg.Diagnostics(ctx)
+			if err != nil {
+				h.cfg.Logger.WarnContext(ctx, "median: Config.Diagnostics failed", "error", err)
+				return appError("Config.Diagnostics failed; the server's log has its error"), nil
+			}
+			raw, err := json.Marshal(v)
+			if err != nil {
+				h.cfg.Logger.WarnContext(ctx, "median: what Config.Diagnostics returned cannot be encoded as JSON", "error", err)
+				return appError("what Config.Diagnostics returned cannot be encoded as JSON"), nil
+			}
+			return raw, nil
+		})
+		if err != nil {
+			raw = appError("Config.Diagnostics panicked; the server's log has the stack")
+		}
+		done <- raw
+	}()
+	select {
+	case raw := <-done:
+		return raw
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return appError("Config.Diagnostics did not finish within " + h.appTimeout.String())
+		}
+		return appError("the request ended before Config.Diagnostics finished")
+	}
+}
+
+func appError(msg string) json.RawMessage {
+	raw, _ := json.Marshal(map[string]string{"error": msg})
+	return raw
+}
+
+// encodeReport encodes r in at most maxDiagnosticsChars characters,
+// dropping whole entries in §10's order when it is longer: tools without
+// failures (fewest calls first) and app, then the other tools (fewest
+// failures first). Should that not be enough (a great many keys), refusal
+// codes and keys follow, the least used first; service and clock always
+// remain. Omitted says how many entries were dropped.
+func encodeReport(r Report) []byte {
+	body, err := json.Marshal(r)
+	if err == nil && utf8.RuneCount(body) <= maxReportChars {
+		return body
+	}
+	drops := dropOrder(r)
+	// Dropping one more entry always shortens the answer by more than the
+	// count grows, so the fewest drops that fit are found by bisection.
+	fits := func(body []byte) bool { return utf8.RuneCount(body) <= maxReportChars }
+	n := sort.Search(len(drops), func(n int) bool { return fits(encodeWithout(r, drops[:n])) })
+	if body = encodeWithout(r, drops[:n]); fits(body) {
+		return body
+	}
+	var least Report
+	least.Service, least.Clock, least.Omitted = r.Service, r.Clock, len(drops)
+	body, _ = json.Marshal(least)
+	return body
+}
+
+// drop removes one entry from a report being cut.
+type drop func(*Report)
+
+// dropOrder lists the report's droppable entries, first to go first.
+func dropOrder(r Report) []drop {
+	type tool struct {
+		name            string
+		calls, failures int64
+	}
+	var quiet, failing []tool
+	for name, t := range r.Tools {
+		if f := t.Failed + t.InvalidInput; f > 0 {
+			failing = append(failing, tool{name, t.Calls, f})
+		} else {
+			quiet = append(quiet, tool{name, t.Calls, 0})
+		}
+	}
+	slices.SortFunc(quiet, func(a, b tool) int { return cmp.Or(cmp.Compare(a.calls, b.calls), cmp.Compare(a.name, b.name)) })
+	slices.SortFunc(failing, func(a, b tool) int { return cmp.Or(cmp.Compare(a.failures, b.failures), cmp.Compare(a.name, b.name)) })
+	var drops []drop
+	dropTool := func(name string) drop { return func(r *Report) { delete(r.Tools, name) } }
+	for _, t := range quiet {
+		drops = append(drops, dropTool(t.name))
+	}
+	if r.App != nil {
+		drops = append(drops, func(r *Report) { r.App = nil })
+	}
+	for _, t := range failing {
+		drops = append(drops, dropTool(t.name))
+	}
+	codes := make([]Code, 0, len(r.Refused))
+	for c := range r.Refused {
+		codes = append(codes, c)
+	}
+	slices.SortFunc(codes, func(a, b Code) int {
+		return cmp.Or(cmp.Compare(r.Refused[a].Count, r.Refused[b].Count), cmp.Compare(a, b))
+	})
+	for _, c := range codes {
+		drops = append(drops, func(r *Report) { delete(r.Refused, c) })
+	}
+	for range r.Keys {
+		drops = append(drops, func(r *Report) { r.Keys = r.Keys[:len(r.Keys)-1] })
+	}
+	return drops
+}
+
+// encodeWithout encodes r with the given entries dropped, on copies of its
+// maps and slices (r itself is left whole).
+func encodeWithout(r Report, drops []drop) []byte {
+	r.Tools, r.Refused, r.Keys = maps.Clone(r.Tools), maps.Clone(r.Refused), slices.Clone(r.Keys)
+	for _, d := range drops {
+		d(&r)
+	}
+	r.Omitted = len(drops)
+	body, _ := json.Marshal(r)
+	return body
+}
+
+// libraryVersion is the library's module version from the build info,
+// read once: "median-go v0.4.0", or "median-go (devel)" when built from
+// its own source tree or without module information.
+var libraryVersion = sync.OnceValue(func() string {
+	version := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range append([]*debug.Module{&bi.Main}, bi.Deps...) {
+			if m.Path != libraryModulePath {
+				continue
+			}
+			if m.Replace != nil && m.Replace.Version != "" {
+				m = m.Replace
+			}
+			if m.Version != "" {
+				version = m.Version
+			}
+			break
+		}
+	}
+	return libraryName + " " + truncateChars(version, maxLibraryVersionLen)
+})
+
+// unixMilli is the UTC time of a unix-ms counter; zero for 0 (never).
+func unixMilli(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+// makeMap makes the map *m; it lets the report's sections keep their types
+// unnamed.
+func makeMap[M ~map[K]V, K comparable, V any](m *M, size int) { *m = make(M, size) }
+
+// truncateChars cuts s to at most n characters (runes), whole runes only.
+func truncateChars(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i, count := 0, 0
+	for j := range s {
+		if count == n {
+			i = j
+			break
+		}
+		count++
+	}
+	return s[:i]
+}
+
+// errorMessage reads the message of an error answer's body; "" when the
+// body is not one.
+func errorMessage(body []byte) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e)
+	return e.Error.Message
+}

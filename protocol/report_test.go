@@ -1,0 +1,512 @@
+package protocol
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+// reportKeys are the report's required top-level keys (§10).
+var reportKeys = []string{"service", "clock", "keys", "refused", "store", "manifest", "tools"}
+
+// requireReport asserts that resp is the §10 report: a 200 result of at
+// most 2,000 characters of valid JSON with every required key, and returns
+// it decoded.
+func requireReport(t testing.TB, resp Response) wireReport {
+	t.Helper()
+	require.LessOrEqual(t, utf8.RuneCount(resp.Body), maxDiagnosticsChars, "body %s", resp.Body)
+	raw := requireResult(t, resp)
+	var keys map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(raw, &keys))
+	for _, k := range reportKeys {
+		require.Contains(t, keys, k, "report %s", raw)
+	}
+	var r wireReport
+	require.NoError(t, json.Unmarshal(raw, &r), "report %s", raw)
+	r.raw = string(raw)
+	return r
+}
+
+// wireReport is the report as a client decodes it.
+type wireReport struct {
+	raw     string
+	Service struct{ Library, Go, Uptime, Now string }
+	Clock   struct{ SkewMs int64 }
+	Keys    []struct {
+		Fingerprint  string
+		Verified     int64
+		LastVerified string
+	}
+	Refused map[string]struct {
+		Count     int64
+		Last      string
+		MaxSkewMs *int64
+	}
+	Store struct {
+		Kind                                      string
+		Reachable                                 *bool
+		LatencyMs                                 int64
+		ClaimFailures, EvictedEarly, ReadOnlyRuns int64
+		UsedBytes, BudgetBytes                    *int64
+	}
+	Manifest struct {
+		SHA256     string
+		Tools      int
+		LastServed string
+	}
+	Tools map[string]struct {
+		Calls, Results, Refusals, Failed, InvalidInput, P50Ms, P99Ms int64
+		LastFailure                                                  *struct{ At, Code, Message string }
+	}
+	App     json.RawMessage
+	Omitted int
+}
+
+func diagnosticsAt(key string, at time.Time) Request {
+	body := []byte(`{"op":"diagnostics"}`)
+	return Request{Method: http.MethodPost, Signature: mustParseKey(key).Sign(at, body), BodyBytes: body}
+}
+
+// reportTools: a tool that answers, one that fails with an error message
+// holding its input, one that refuses.
+func reportTools() []*Tool {
+	fail := NewTool("fail", RiskLow, "Fails.", func(ctx context.Context, c ToolCall[echoInput]) (any, error) {
+		return nil, fmt.Errorf("order %d: read tcp 10.0.0.7:5432: i/o timeout", c.Input.OrderID)
+	})
+	refuse := NewTool("refuse", RiskLow, "Refuses.", func(ctx context.Context, c ToolCall[echoInput]) (any, error) {
+		return nil, notSignedIn("Sign in.")
+	})
+	return []*Tool{echoTool(nil), fail, refuse}
+}
+
+// TestReportCounts: every section counts what the Handler answered.
+func TestReportCounts(t *testing.T) {
+	h, _ := newHandler(t, Config{
+		Keys:  []string{testKey, otherKey},
+		Tools: reportTools(),
+		ErrorMessage: func(ctx context.Context, call *Call, err error) string {
+			return "the order service is not answering"
+		},
+	})
+	ctx := context.Background()
+	requireResult(t, h.Serve(ctx, post(toolCall("echo", "callid_1", `{"orderId":1}`))))
+	requireResult(t, h.Serve(ctx, post(toolCall("echo", "callid_1", `{"orderId":1}`)))) // a replay: counted, not sampled
+	requireError(t, h.Serve(ctx, post(toolCall("fail", "callid_2", `{"orderId":2}`))), http.StatusOK, CodeExecutionFailed)
+	requireError(t, h.Serve(ctx, post(toolCall("echo", "callid_3", `{"orderId":0}`))), http.StatusBadRequest, CodeInvalidInput)
+	requireResult(t, h.Serve(ctx, post(toolCall("refuse", "callid_4", `{"orderId":4}`))))
+	requireError(t, h.Serve(ctx, post(toolCall("nope", "callid_5", `{}`))), http.StatusNotFound, CodeUnknownTool)
+	requireError(t, h.Serve(ctx, Request{Method: http.MethodPut}), http.StatusMethodNotAllowed, CodeMethodNotAllowed)
+	// Stale both ways: the largest magnitude is kept with its sign.
+	requireError(t, h.Serve(ctx, diagnosticsAt(testKey, testNow.Add(-6*time.Minute))), http.StatusUnauthorized, CodeStaleTimestamp)
+	requireError(t, h.Serve(ctx, diagnosticsAt(testKey, testNow.Add(7*time.Minute))), http.StatusUnauthorized, CodeStaleTimestamp)
+	requireError(t, h.Serve(ctx, diagnosticsAt(testKey, testNow.Add(-6*time.Minute-time.Second))), http.StatusUnauthorized, CodeStaleTimestamp)
+	// A key the server does not hold.
+	requireError(t, h.Serve(ctx, diagnosticsAt("mk_wrong_0123456789abcdefghijklmnopqrstu", testNow)), http.StatusUnauthorized, CodeInvalidSignature)
+	// The manifest, signed with the second key.
+	manifest := h.Serve(ctx, Request{Method: http.MethodGet, Signature: mustParseKey(otherKey).Sign(testNow, nil)})
+	require.Equal(t, http.StatusOK, manifest.Status)
+
+	r := requireReport(t, h.Serve(ctx, diagnosticsAt(testKey, testNow.Add(-1500*time.Millisecond))))
+
+	assert.Equal(t, int64(1500), r.Clock.SkewMs, "server clock minus this request's t")
+	assert.Equal(t, "median-go (devel)", r.Service.Library)
+	assert.True(t, strings.HasPrefix(r.Service.Go, "go"))
+	assert.Equal(t, "2026-01-01T00:00:00Z", r.Service.Now)
+
+	require.Len(t, r.Keys, 2)
+	assert.Equal(t, mustParseKey(testKey).Fingerprint(), r.Keys[0].Fingerprint, "in the order configured")
+	assert.Equal(t, mustParseKey(otherKey).Fingerprint(), r.Keys[1].Fingerprint)
+	assert.Equal(t, int64(7), r.Keys[0].Verified, "six calls and this diagnostics request")
+	assert.Equal(t, int64(1), r.Keys[1].Verified, "the manifest GET")
+	assert.Equal(t, "2026-01-01T00:00:00Z", r.Keys[0].LastVerified)
+
+	require.Contains(t, r.Refused, "stale_timestamp")
+	stale := r.Refused["stale_timestamp"]
+	assert.Equal(t, int64(3), stale.Count)
+	require.NotNil(t, stale.MaxSkewMs)
+	assert.Equal(t, -(7 * time.Minute).Milliseconds(), *stale.MaxSkewMs, "t in the future: negative, like clock.skewMs")
+	assert.Equal(t, "2026-01-01T00:00:00Z", stale.Last)
+	assert.Equal(t, int64(1), r.Refused["invalid_signature"].Count)
+	assert.Nil(t, r.Refused["invalid_signature"].MaxSkewMs)
+	assert.Equal(t, int64(1), r.Refused["unknown_tool"].Count)
+	assert.Equal(t, int64(1), r.Refused["method_not_allowed"].Count)
+	assert.Equal(t, int64(1), r.Refused["invalid_input"].Count)
+	assert.NotContains(t, r.Refused, "execution_failed", "a tool's failure is counted with the tool")
+	assert.Len(t, r.Refused, 5)
+
+	assert.Equal(t, "memory", r.Store.Kind)
+	require.NotNil(t, r.Store.Reachable)
+	assert.True(t, *r.Store.Reachable)
+	require.NotNil(t, r.Store.UsedBytes)
+	require.NotNil(t, r.Store.BudgetBytes)
+	assert.Positive(t, *r.Store.UsedBytes)
+	assert.Equal(t, int64(defaultReplayMaxBytes), *r.Store.BudgetBytes)
+
+	sum := sha256.Sum256(manifest.Body)
+	assert.Equal(t, hex.EncodeToString(sum[:]), r.Manifest.SHA256, "the manifest exactly as served")
+	assert.Equal(t, 3, r.Manifest.Tools)
+	assert.Equal(t, "2026-01-01T00:00:00Z", r.Manifest.LastServed)
+
+	require.Len(t, r.Tools, 3, "only registered tools, never an unknown name")
+	echo := r.Tools["echo"]
+	assert.Equal(t, int64(3), echo.Calls)
+	assert.Equal(t, int64(2), echo.Results)
+	assert.Equal(t, int64(1), echo.InvalidInput)
+	require.NotNil(t, echo.LastFailure)
+	assert.Equal(t, "invalid_input", echo.LastFailure.Code)
+	assert.Contains(t, echo.LastFailure.Message, "orderId")
+	fail := r.Tools["fail"]
+	assert.Equal(t, int64(1), fail.Failed)
+	require.NotNil(t, fail.LastFailure)
+	assert.Equal(t, "execution_failed", fail.LastFailure.Code)
+	assert.Equal(t, "the order service is not answering", fail.LastFailure.Message, "the message as answered, after ErrorMessage")
+	assert.Equal(t, "2026-01-01T00:00:00Z", fail.LastFailure.At)
+	assert.Equal(t, int64(1), r.Tools["refuse"].Refusals)
+	assert.Nil(t, r.Tools["refuse"].LastFailure)
+
+	assert.JSONEq(t, `{}`, string(r.App))
+	assert.Zero(t, r.Omitted)
+
+	for _, never := range []string{testKey, otherKey, "10.0.0.7", "i/o timeout", "user_7", "a@b.c", "Ada", "conv_42", `"orderId":1`, "callid_"} {
+		assert.NotContains(t, r.raw, never)
+	}
+}
+
+// TestReportLastFailureIsCut: a long message is cut to 200 characters.
+func TestReportLastFailureIsCut(t *testing.T) {
+	long := NewTool("long", RiskLow, "Fails long.", func(ctx context.Context, c ToolCall[echoInput]) (any, error) {
+		return nil, errors.New(strings.Repeat("é", 300))
+	})
+	h, _ := newHandler(t, Config{Tools: []*Tool{long}})
+	h.Serve(context.Background(), post(toolCall("long", "callid_1", `{"orderId":1}`)))
+	r := requireReport(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)))
+	require.NotNil(t, r.Tools["long"].LastFailure)
+	assert.Equal(t, strings.Repeat("é", 200), r.Tools["long"].LastFailure.Message)
+}
+
+// TestReportApp: Config.Diagnostics fills app; its failure, panic and
+// timeout are an entry there, and the report is still answered.
+func TestReportApp(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		fn   func(context.Context) (any, error)
+		want string
+	}{
+		{"value", func(ctx context.Context) (any, error) {
+			_, ok := ctx.Deadline()
+			return map[string]any{"db": "ok", "deadline": ok}, nil
+		}, `{"db":"ok","deadline":true}`},
+		{"error", func(context.Context) (any, error) { return nil, errors.New("dial tcp 10.1.1.1:6379: refused") },
+			`{"error":"Config.Diagnostics failed; the server's log has its error"}`},
+		{"panic", func(context.Context) (any, error) { panic("kaboom") },
+			`{"error":"Config.Diagnostics panicked; the server's log has the stack"}`},
+		{"not JSON", func(context.Context) (any, error) { return func() {}, nil },
+			`{"error":"what Config.Diagnostics returned cannot be encoded as JSON"}`},
+		{"blocks", func(ctx context.Context) (any, error) { <-ctx.Done(); return nil, ctx.Err() },
+			`{"error":"Config.Diagnostics did not finish within 30ms"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h, logs := newHandler(t, Config{Diagnostics: tt.fn, DiagnosticsTimeout: 30 * time.Millisecond})
+			r := requireReport(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)))
+			assert.JSONEq(t, tt.want, string(r.App))
+			assert.NotContains(t, r.raw, "10.1.1.1")
+			if tt.name == "error" {
+				assert.Contains(t, logs.String(), "10.1.1.1", "the error goes to the log")
+			}
+		})
+	}
+	t.Run("deadline at most 800 ms", func(t *testing.T) {
+		h, _ := newHandler(t, Config{Diagnostics: func(context.Context) (any, error) { return nil, nil }, DiagnosticsTimeout: time.Minute})
+		assert.Equal(t, maxAppTimeout, h.appTimeout)
+		h, _ = newHandler(t, Config{})
+		assert.Equal(t, defaultAppTimeout, h.appTimeout)
+	})
+}
+
+// blockingStore is a store whose every operation blocks until its context
+// is done or release is closed (a frozen Redis).
+type blockingStore struct {
+	release   chan struct{}
+	ignoreCtx bool // block on release alone, as a client without deadlines would
+}
+
+func (s blockingStore) wait(ctx context.Context) error {
+	if s.ignoreCtx {
+		<-s.release
+		return errors.New("read tcp 10.9.9.9:6379: i/o timeout")
+	}
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("read tcp 10.9.9.9:6379: i/o timeout: %w", ctx.Err())
+	case <-s.release:
+		return errors.New("read tcp 10.9.9.9:6379: i/o timeout")
+	}
+}
+
+func (s blockingStore) Claim(ctx context.Context, _, _ string, _ time.Duration) (ClaimStatus, []byte, error) {
+	return 0, nil, s.wait(ctx)
+}
+
+func (s blockingStore) Save(ctx context.Context, _, _ string, _ []byte, _ time.Duration) (int, error) {
+	return 0, s.wait(ctx)
+}
+
+func (blockingStore) Kind() string { return "redis" }
+
+func (s blockingStore) Probe(ctx context.Context) error { return s.wait(ctx) }
+
+// TestReportFrozenStore: a store that does not answer is reported
+// unreachable within the probe's bound, without its error; a failed claim
+// is counted.
+func TestReportFrozenStore(t *testing.T) {
+	for _, ignoreCtx := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ignores its context %v", ignoreCtx), func(t *testing.T) {
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+			store := blockingStore{release: make(chan struct{}), ignoreCtx: ignoreCtx}
+			h, logs := newHandler(t, Config{Store: store, StoreTimeout: 20 * time.Millisecond, Tools: reportTools()})
+			if !ignoreCtx {
+				requireError(t, h.Serve(context.Background(), post(toolCall("echo", "callid_1", `{"orderId":1}`))), http.StatusOK, CodeExecutionFailed)
+			}
+			start := time.Now()
+			r := requireReport(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)))
+			assert.Less(t, time.Since(start), time.Second)
+			assert.Equal(t, "redis", r.Store.Kind)
+			require.NotNil(t, r.Store.Reachable)
+			assert.False(t, *r.Store.Reachable)
+			assert.GreaterOrEqual(t, r.Store.LatencyMs, int64(400))
+			assert.NotContains(t, r.raw, "10.9.9.9")
+			assert.NotContains(t, r.raw, "i/o timeout")
+			if !ignoreCtx {
+				assert.Equal(t, int64(1), r.Store.ClaimFailures)
+				assert.Contains(t, logs.String(), "10.9.9.9", "the detail goes to the log")
+			}
+			close(store.release)
+		})
+	}
+}
+
+// plainStore is a custom store with neither Kind nor Probe.
+type plainStore struct{ Store }
+
+// countingStore saves with evictions.
+type evictingStore struct{ Store }
+
+func (s evictingStore) Save(ctx context.Context, key, fp string, answer []byte, ttl time.Duration) (int, error) {
+	_, err := s.Store.Save(ctx, key, fp, answer, ttl)
+	return 2, err
+}
+
+func TestReportStoreKinds(t *testing.T) {
+	t.Run("custom: reachable is null", func(t *testing.T) {
+		h, _ := newHandler(t, Config{Store: plainStore{newMemoryStore(0, nil)}})
+		r := requireReport(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)))
+		assert.Equal(t, "custom", r.Store.Kind)
+		assert.Nil(t, r.Store.Reachable)
+		assert.Contains(t, r.raw, `"reachable":null`)
+		assert.Nil(t, r.Store.UsedBytes)
+	})
+	t.Run("none", func(t *testing.T) {
+		h, _ := newHandler(t, Config{DisableReplayProtection: true})
+		r := requireReport(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)))
+		assert.Equal(t, "none", r.Store.Kind)
+		assert.Nil(t, r.Store.Reachable)
+	})
+	t.Run("evicted early and read-only runs are counted", func(t *testing.T) {
+		h, _ := newHandler(t, Config{Store: evictingStore{newMemoryStore(0, nil)}, Tools: reportTools()})
+		requireResult(t, h.Serve(context.Background(), post(toolCall("echo", "callid_1", `{"orderId":1}`))))
+		h.stats.readOnlyRun()
+		r := requireReport(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)))
+		assert.Equal(t, int64(2), r.Store.EvictedEarly)
+		assert.Equal(t, int64(1), r.Store.ReadOnlyRuns)
+	})
+}
+
+// TestReportOffAndReplaced: turned off answers diagnostics_unsupported;
+// replaced answers the replacement whole.
+func TestReportOffAndReplaced(t *testing.T) {
+	h, _ := newHandler(t, Config{DiagnosticsOff: true})
+	msg := requireError(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)), http.StatusOK, CodeDiagnosticsUnsupported)
+	assert.Contains(t, msg, "turned the diagnostics report off")
+	assert.NotEmpty(t, h.Report(context.Background()).Keys, "the typed report still works")
+
+	h, _ = newHandler(t, Config{DiagnosticsReplace: func(context.Context) (any, error) { return map[string]int{"mine": 1}, nil }})
+	assert.JSONEq(t, `{"mine":1}`, string(requireResult(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)))))
+}
+
+// TestReportRequestsAreCheckedLikeAnyOther: a stale or wrongly signed
+// report request is refused, and counted.
+func TestReportRequestsAreCheckedLikeAnyOther(t *testing.T) {
+	h, _ := newHandler(t, Config{})
+	requireError(t, h.Serve(context.Background(), diagnosticsAt(testKey, testNow.Add(-time.Hour))), http.StatusUnauthorized, CodeStaleTimestamp)
+	requireError(t, h.Serve(context.Background(), diagnosticsAt(otherKey, testNow)), http.StatusUnauthorized, CodeInvalidSignature)
+	r := h.Report(context.Background())
+	assert.Equal(t, int64(1), r.Refused[CodeStaleTimestamp].Count)
+	assert.Equal(t, time.Hour.Milliseconds(), r.Refused[CodeStaleTimestamp].MaxSkewMs)
+	assert.Equal(t, int64(1), r.Refused[CodeInvalidSignature].Count)
+	assert.Zero(t, r.Keys[0].Verified)
+}
+
+// TestReportIsCut: a report longer than 2,000 characters drops whole
+// entries in §10's order and says how many.
+func TestReportIsCut(t *testing.T) {
+	var tools []*Tool
+	for i := range 40 {
+		tools = append(tools, NewTool(fmt.Sprintf("tool_%02d_%s", i, strings.Repeat("x", 30)), RiskLow, "A tool.",
+			func(ctx context.Context, c ToolCall[echoInput]) (any, error) { return nil, errors.New("it broke") }))
+	}
+	app := func(context.Context) (any, error) { return map[string]string{"note": strings.Repeat("n", 300)}, nil }
+	h, _ := newHandler(t, Config{Tools: tools, Diagnostics: app})
+	// Tool i fails i times, from tool 20 on; the others are not called.
+	for i := 20; i < 40; i++ {
+		for j := range i {
+			h.Serve(context.Background(), post(toolCall(tools[i].name, fmt.Sprintf("c%d_%d", i, j), `{"orderId":1}`)))
+		}
+	}
+	r := requireReport(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)))
+	assert.Positive(t, r.Omitted)
+	assert.Nil(t, r.App, "app goes before any failing tool")
+	require.NotEmpty(t, r.Tools)
+	kept := 0
+	for i := range 40 {
+		_, ok := r.Tools[tools[i].name]
+		if i < 20 {
+			assert.False(t, ok, "a tool without failures goes first: %s", tools[i].name)
+			continue
+		}
+		if ok {
+			kept++
+			assert.Equal(t, int64(i), r.Tools[tools[i].name].Failed)
+		} else {
+			assert.Zero(t, kept, "fewest failures go first: %s dropped after a kept one", tools[i].name)
+		}
+	}
+	assert.Equal(t, 40-kept+1, r.Omitted, "every dropped tool and app")
+	// The same report read from code is whole.
+	whole := h.Report(context.Background())
+	assert.Len(t, whole.Tools, 40)
+	assert.Zero(t, whole.Omitted)
+}
+
+// TestReportIsCutWhateverItHolds: even absurd contents stay within the
+// bound as valid JSON.
+func TestReportIsCutWhateverItHolds(t *testing.T) {
+	var keys []string
+	for i := range 60 {
+		keys = append(keys, fmt.Sprintf("mk_many_%02d_0123456789abcdefghijklmnopqrstuv", i))
+	}
+	h, _ := newHandler(t, Config{Keys: keys, Diagnostics: func(context.Context) (any, error) { return strings.Repeat("\u0001", 3000), nil }})
+	body := []byte(`{"op":"diagnostics"}`)
+	resp := h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: mustParseKey(keys[0]).Sign(testNow, body), BodyBytes: body})
+	assert.LessOrEqual(t, utf8.RuneCount(resp.Body), maxDiagnosticsChars)
+	var r wireReport
+	require.NoError(t, json.Unmarshal(requireResult(t, resp), &r), "%s", resp.Body)
+	assert.Positive(t, r.Omitted)
+	assert.NotEmpty(t, r.Service.Library)
+}
+
+// TestReportUnderLoad: 100 report requests at once, with a frozen store
+// and a Config.Diagnostics that blocks: each is answered within a second,
+// valid and within bounds, and no goroutine is left behind.
+func TestReportUnderLoad(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	store := blockingStore{release: make(chan struct{})}
+	release := make(chan struct{})
+	h, _ := newHandler(t, Config{
+		Store:              store,
+		DiagnosticsTimeout: 100 * time.Millisecond,
+		Diagnostics: func(ctx context.Context) (any, error) {
+			<-release // ignores ctx
+			return "late", nil
+		},
+	})
+	var wg sync.WaitGroup
+	for range 100 {
+		wg.Go(func() {
+			start := time.Now()
+			resp := h.Serve(context.Background(), post(`{"op":"diagnostics"}`))
+			assert.Less(t, time.Since(start), time.Second)
+			r := requireReport(t, resp)
+			assert.JSONEq(t, `{"error":"Config.Diagnostics did not finish within 100ms"}`, string(r.App))
+		})
+	}
+	wg.Wait()
+	close(release)
+	close(store.release)
+}
+
+// TestHandlerReport: the typed report, with the manifest's bytes and the
+// keys' fingerprints.
+func TestHandlerReport(t *testing.T) {
+	h, _ := newHandler(t, Config{Tools: reportTools(), Keys: []string{testKey, otherKey}})
+	r := h.Report(context.Background())
+	assert.Equal(t, []string{mustParseKey(testKey).Fingerprint(), mustParseKey(otherKey).Fingerprint()},
+		[]string{r.Keys[0].Fingerprint, r.Keys[1].Fingerprint})
+	get := h.Serve(context.Background(), get())
+	assert.Equal(t, get.Body, r.Manifest.Bytes)
+	sum := sha256.Sum256(get.Body)
+	assert.Equal(t, hex.EncodeToString(sum[:]), r.Manifest.SHA256)
+	assert.Len(t, r.Tools, 3)
+	assert.Equal(t, "0s", r.Service.Uptime)
+	h.Serve(context.Background(), Request{Method: http.MethodGet, Signature: mustParseKey(testKey).Sign(testNow, nil)})
+	r = h.Report(context.Background())
+	raw, err := json.Marshal(r)
+	require.NoError(t, err)
+	var wire struct{ Manifest map[string]any }
+	require.NoError(t, json.Unmarshal(raw, &wire))
+	assert.Len(t, wire.Manifest, 3, "sha256, tools, lastServed: the manifest's bytes are not in the wire form")
+}
+
+// TestFingerprint follows §1.2: mk_ and 12 hex digits of SHA-256 over the
+// derived secret.
+func TestFingerprint(t *testing.T) {
+	secret, err := deriveSecret(testKey)
+	require.NoError(t, err)
+	sum := sha256.Sum256(secret)
+	k := mustParseKey(testKey)
+	assert.Equal(t, "mk_"+hex.EncodeToString(sum[:])[:12], k.Fingerprint())
+	assert.Equal(t, "median key "+k.Fingerprint(), k.String())
+	assert.Empty(t, Key{}.Fingerprint())
+	assert.NotEqual(t, k.Fingerprint(), mustParseKey(otherKey).Fingerprint())
+}
+
+// TestLatencySample: the percentiles come from a bounded ring of the
+// recent durations.
+func TestLatencySample(t *testing.T) {
+	var ts toolStats
+	for i := range 100 {
+		ts.answer(Response{Status: 200}, time.Duration(i+1)*time.Millisecond, time.Now)
+	}
+	p50, p99 := ts.percentiles()
+	assert.Equal(t, int64(50), p50)
+	assert.Equal(t, int64(99), p99)
+	for range 2 * latencySamples {
+		ts.answer(Response{Status: 200}, 7*time.Millisecond, time.Now)
+	}
+	p50, p99 = ts.percentiles()
+	assert.Equal(t, int64(7), p50, "older samples are overwritten")
+	assert.Equal(t, int64(7), p99)
+	ts.answer(Response{Status: 200, replayed: true}, time.Hour, time.Now)
+	_, p99 = ts.percentiles()
+	assert.Equal(t, int64(7), p99, "a replay is not sampled")
+	assert.Equal(t, int64(100+2*latencySamples+1), ts.calls.Load())
+}
+
+func TestSkewMsSaturates(t *testing.T) {
+	assert.Equal(t, int64(1000), skewMs(testNow, testNow.UnixMilli()-1000))
+	assert.Equal(t, int64(-1000), skewMs(testNow, testNow.UnixMilli()+1000))
+	assert.Positive(t, skewMs(testNow, -1<<63))
+	assert.Negative(t, skewMs(testNow, 1<<63-1))
+}

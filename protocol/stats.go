@@ -1,0 +1,192 @@
+package protocol
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// stats holds the counters of the diagnostics report (PROTOCOL.md §10).
+// Its memory is fixed when the Handler is built, whatever the traffic: one
+// slot per refusal code, one entry per registered tool, a ring of recent
+// durations per tool. Counting is a few atomic operations per request;
+// nothing on the path of a call takes a lock, except the one taken to
+// record a failure's message.
+type stats struct {
+	started      time.Time
+	refused      [len(refusalCodes)]codeStats
+	maxSkewMs    atomic.Int64 // the stale skew of largest magnitude, signed as clock.skewMs
+	tools        map[string]*toolStats
+	claimFailure atomic.Int64
+	evicted      atomic.Int64
+	readOnlyRuns atomic.Int64
+	manifestAt   atomic.Int64 // unix ms of the last signed GET, 0 before
+}
+
+// refusalCodes are the codes §10 lists under "refused", in the report's
+// order. execution_failed and diagnostics_unsupported are answers, not
+// refusals: a tool's failures are counted with the tool.
+var refusalCodes = [...]Code{
+	CodeMissingSignature, CodeMalformedSignature, CodeStaleTimestamp, CodeInvalidSignature,
+	CodeInvalidBody, CodeUnknownOp, CodeUnknownTool, CodeInvalidInput,
+	CodeMethodNotAllowed, CodeMissingSecret, CodeInvalidMedianKey,
+}
+
+// refusalIndex is the slot of code in stats.refused, or -1 for a code that
+// is not a refusal.
+func refusalIndex(code Code) int {
+	switch code {
+	case CodeMissingSignature:
+		return 0
+	case CodeMalformedSignature:
+		return 1
+	case CodeStaleTimestamp:
+		return 2
+	case CodeInvalidSignature:
+		return 3
+	case CodeInvalidBody:
+		return 4
+	case CodeUnknownOp:
+		return 5
+	case CodeUnknownTool:
+		return 6
+	case CodeInvalidInput:
+		return 7
+	case CodeMethodNotAllowed:
+		return 8
+	case CodeMissingSecret:
+		return 9
+	case CodeInvalidMedianKey:
+		return 10
+	}
+	return -1
+}
+
+// codeStats counts one refusal code.
+type codeStats struct {
+	count atomic.Int64
+	last  atomic.Int64 // unix ms
+}
+
+// latencySamples is how many recent durations each tool keeps for its
+// percentiles.
+const latencySamples = 256
+
+// toolStats counts one registered tool's answers by outcome.
+type toolStats struct {
+	calls, results, refusals, failed, invalidInput atomic.Int64
+
+	next    atomic.Uint64                // calls sampled so far; the ring's next slot
+	samples [latencySamples]atomic.Int64 // recent durations, in nanoseconds
+
+	mu          sync.Mutex // guards lastFailure, written on failures only
+	lastFailure failureStats
+}
+
+// failureStats is a tool's last execution_failed or invalid_input answer.
+type failureStats struct {
+	at      time.Time
+	code    Code
+	message string // as answered, at most maxFailureChars characters
+}
+
+// maxFailureChars bounds a failure's message in the report.
+const maxFailureChars = 200
+
+func newStats(started time.Time, tools map[string]*Tool) *stats {
+	s := &stats{started: started, tools: make(map[string]*toolStats, len(tools))}
+	for name := range tools {
+		s.tools[name] = new(toolStats)
+	}
+	return s
+}
+
+// refusal counts one refused request.
+func (s *stats) refusal(code Code, now time.Time) {
+	if s == nil { // the zero Handler
+		return
+	}
+	if i := refusalIndex(code); i >= 0 {
+		s.refused[i].count.Add(1)
+		s.refused[i].last.Store(now.UnixMilli())
+	}
+}
+
+// staleSkew keeps the stale timestamp's skew (server clock minus t, in
+// ms) when its magnitude is the largest seen.
+func (s *stats) staleSkew(skewMs int64) {
+	if s == nil {
+		return
+	}
+	for {
+		old := s.maxSkewMs.Load()
+		if abs64(skewMs) <= abs64(old) || s.maxSkewMs.CompareAndSwap(old, skewMs) {
+			return
+		}
+	}
+}
+
+// claimFailed counts a claim the store could not record (§8).
+func (s *stats) claimFailed() {
+	if s != nil {
+		s.claimFailure.Add(1)
+	}
+}
+
+// evictedEarly counts answers the store dropped before their time.
+func (s *stats) evictedEarly(n int) {
+	if s != nil && n > 0 {
+		s.evicted.Add(int64(n))
+	}
+}
+
+// readOnlyRun counts a read-only tool run while the store could not record
+// its claim (§8, store.readOnlyRuns).
+func (s *stats) readOnlyRun() {
+	if s != nil {
+		s.readOnlyRuns.Add(1)
+	}
+}
+
+// manifestServed records a signed GET of the manifest.
+func (s *stats) manifestServed(now time.Time) {
+	if s != nil {
+		s.manifestAt.Store(now.UnixMilli())
+	}
+}
+
+// answer counts one answer of a registered tool: its outcome, and its
+// duration unless it came from the replay store. A failure's message is
+// read back from the answer's body, as the agent got it.
+func (t *toolStats) answer(resp Response, d time.Duration, now func() time.Time) {
+	t.calls.Add(1)
+	switch {
+	case resp.code == "" && resp.refusal != "":
+		t.refusals.Add(1)
+	case resp.code == "":
+		t.results.Add(1)
+	case resp.code == CodeExecutionFailed || resp.code == CodeInvalidInput:
+		if resp.code == CodeExecutionFailed {
+			t.failed.Add(1)
+		} else {
+			t.invalidInput.Add(1)
+		}
+		f := failureStats{at: now(), code: resp.code, message: truncateChars(errorMessage(resp.Body), maxFailureChars)}
+		t.mu.Lock()
+		if !f.at.Before(t.lastFailure.at) {
+			t.lastFailure = f
+		}
+		t.mu.Unlock()
+	}
+	if !resp.replayed {
+		n := t.next.Add(1) - 1
+		t.samples[n%latencySamples].Store(int64(d))
+	}
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
