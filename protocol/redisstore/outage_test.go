@@ -212,3 +212,39 @@ func codeOf(resp protocol.Response) protocol.Code {
 	}
 	return a.Error.Code
 }
+
+// TestDiagnosticsDuringAnOutage: while Redis is frozen the report still
+// answers within a second, says the store is not reachable and counts the
+// claim that failed, without the server's address; once Redis is back it
+// is reachable again.
+func TestDiagnosticsDuringAnOutage(t *testing.T) {
+	o := newOutage(t)
+	report := func() map[string]any {
+		body := []byte(`{"op":"diagnostics"}`)
+		key, err := protocol.ParseKey(storetest.Key)
+		require.NoError(t, err)
+		start := time.Now()
+		resp := o.h.Serve(context.Background(), protocol.Request{Method: http.MethodPost, Signature: key.Sign(time.Now(), body), BodyBytes: body})
+		require.Less(t, time.Since(start), time.Second, "the report answers within a second: %s", resp.Body)
+		require.NotContains(t, string(resp.Body), o.srv.Addr, "no transport detail")
+		var a struct {
+			Result struct{ Store map[string]any }
+		}
+		require.NoError(t, json.Unmarshal(resp.Body, &a), "%s", resp.Body)
+		return a.Result.Store
+	}
+	store := report()
+	require.Equal(t, "redis", store["kind"])
+	require.Equal(t, true, store["reachable"])
+
+	o.srv.Pause()
+	resp, took := o.call(t)
+	o.requireNotRun(t, resp, took, "Redis frozen (SIGSTOP)")
+	store = report()
+	require.Equal(t, false, store["reachable"])
+	require.EqualValues(t, 1, store["claimFailures"])
+	require.Contains(t, o.logs.String(), "did not answer its probe")
+
+	o.srv.Resume()
+	require.Eventually(t, func() bool { return report()["reachable"] == true }, 10*time.Second, 100*time.Millisecond)
+}

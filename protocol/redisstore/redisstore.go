@@ -266,3 +266,16 @@ func (s *Store) fail(ctx context.Context, what, key string, err error) error {
 	}
 	return fmt.Errorf("median: redisstore: could not %s key %q: %w", what, key, err)
 }
+
+// Kind names the store in the diagnostics report: "redis".
+func (s *Store) Kind() string { return "redis" }
+
+// Probe sends one PING, for the diagnostics report's store.reachable. The
+// report bounds it with its own deadline; its error may hold the server's
+// address, so the report shows only whether it failed.
+func (s *Store) Probe(ctx context.Context) error {
+	if err := s.client.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("median: redisstore: PING failed: %w", err)
+	}
+	return nil
+}
