@@ -37,7 +37,7 @@ func allCases() []testCase {
 		methodCases(), signatureCases(), timestampCases(), keyCases(),
 		bodyCases(), opsCases(), routingCases(), inputCases(),
 		executionCases(), riskCases(), formatCases(), manifestCases(), replayCases(),
-		concurrencyCases(),
+		concurrencyCases(), diagnosticsCases(),
 	} {
 		all = append(all, group...)
 	}

@@ -30,7 +30,7 @@ type CaseInfo struct {
 	ID string `json:"id"`
 	// Group is the first part of ID: methods, signature, timestamp, key,
 	// body, ops, routing, input, execution, risk, format, manifest, replay,
-	// concurrency.
+	// concurrency, diagnostics.
 	Group string `json:"group"`
 	// Section is the docs/PROTOCOL.md section the case checks, like "§1.1".
 	Section string `json:"section"`

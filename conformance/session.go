@@ -24,6 +24,9 @@ type session struct {
 	manifestOnce sync.Once
 	manifest     map[string]manifestTool // by name; nil when it could not be read
 	manifestErr  error
+
+	reportOnce sync.Once
+	reportNA   string // why the target has no §10 report; "" when it has one
 }
 
 // newID returns prefix followed by n random bytes in hex.
