@@ -39,6 +39,14 @@
 //	    -verified -external-id user_7 -risk low
 //
 // Its toolCallId is "test_" and a random UUID; conversationId defaults to it.
+//
+// Ask for the diagnostics report (docs/PROTOCOL.md §10), print it and read
+// it: the clock skew ("your server's clock is 6 min ahead of this
+// machine's: check NTP on the server"), keys Median no longer signs with,
+// refusals, an unreachable store, failing tools. It exits 1 when it finds
+// a problem:
+//
+//	mediancheck diagnostics -url URL
 package main
 
 import (
@@ -60,8 +68,13 @@ const (
 
 // run is the whole command, testable without a process.
 func run(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	if len(args) > 0 && args[0] == "call" {
-		return runCall(args[1:], stdout, stderr, getenv)
+	if len(args) > 0 {
+		switch args[0] {
+		case "call":
+			return runCall(args[1:], stdout, stderr, getenv)
+		case "diagnostics":
+			return runDiagnostics(args[1:], stdout, stderr, getenv)
+		}
 	}
 	return runCheck(args, stdout, stderr, getenv)
 }

@@ -1,0 +1,359 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/median-go/median/protocol"
+)
+
+// runDiagnostics asks the endpoint for its diagnostics report
+// (docs/PROTOCOL.md §10), prints it, and reads it for a person: the clock,
+// keys no longer used, refusals, the store, failing tools. It exits 0 when
+// the report shows nothing wrong, 1 when it does or could not be read.
+func runDiagnostics(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("mediancheck diagnostics", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		url     = fs.String("url", "", "the endpoint's URL, mount path included (required)")
+		keyEnv  = fs.String("key-env", "MEDIAN_KEY", "the environment variable holding the Median key")
+		timeout = fs.Duration("timeout", 10*time.Second, "bound the request")
+	)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	switch {
+	case *url == "":
+		fmt.Fprintln(stderr, "mediancheck diagnostics: -url is required")
+		return exitUsage
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "mediancheck diagnostics: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	raw, ok := keyFrom(getenv, *keyEnv, stderr)
+	if !ok {
+		return exitUsage
+	}
+	key, err := protocol.ParseKey(raw)
+	if err != nil {
+		fmt.Fprintf(stderr, "mediancheck diagnostics: the key in $%s is not usable: %v\n", *keyEnv, err)
+		return exitUsage
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	body := []byte(`{"op":"diagnostics"}`)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, *url, bytes.NewReader(body))
+	if err != nil {
+		fmt.Fprintf(stderr, "mediancheck diagnostics: %v\n", err)
+		return exitUsage
+	}
+	sent := time.Now()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Median-Signature", key.Sign(sent, body))
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "mediancheck diagnostics: the endpoint did not answer: %v\n", err)
+		return exitFailed
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		fmt.Fprintf(stderr, "mediancheck diagnostics: reading the answer: %v\n", err)
+		return exitFailed
+	}
+	took := time.Since(sent)
+
+	fmt.Fprintf(stdout, "HTTP %d %s in %s\n", resp.StatusCode, resp.Header.Get("Content-Type"), took.Round(time.Millisecond))
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, answer, "", "  ") == nil {
+		fmt.Fprintln(stdout, pretty.String())
+	} else {
+		fmt.Fprintln(stdout, string(answer))
+	}
+	fmt.Fprintln(stdout)
+	findings := readAnswer(resp.StatusCode, resp.Header.Get("Date"), sent, answer, key.Fingerprint(), *keyEnv)
+	problems := 0
+	for _, f := range findings {
+		mark := "ok  "
+		if f.problem {
+			mark, problems = "!!  ", problems+1
+		}
+		fmt.Fprintln(stdout, mark+f.text)
+	}
+	if problems > 0 {
+		fmt.Fprintf(stdout, "\n%d problem(s) found\n", problems)
+		return exitFailed
+	}
+	fmt.Fprintln(stdout, "\nnothing wrong found")
+	return exitOK
+}
+
+// finding is one line of the reading.
+type finding struct {
+	problem bool
+	text    string
+}
+
+func okf(format string, a ...any) finding      { return finding{false, fmt.Sprintf(format, a...)} }
+func problemf(format string, a ...any) finding { return finding{true, fmt.Sprintf(format, a...)} }
+
+// diagnosticsReport is the report of §10 as mediancheck reads it.
+type diagnosticsReport struct {
+	Service struct {
+		Library, Go, Uptime, Now string
+	}
+	Clock struct {
+		SkewMs *int64
+	}
+	Keys []struct {
+		Fingerprint  string
+		Verified     int64
+		LastVerified string
+	}
+	Refused map[string]struct {
+		Count     int64
+		Last      string
+		MaxSkewMs *int64
+	}
+	Store struct {
+		Kind                                      string
+		Reachable                                 *bool
+		LatencyMs                                 int64
+		ClaimFailures, EvictedEarly, ReadOnlyRuns int64
+		UsedBytes, BudgetBytes                    *int64
+	}
+	Manifest struct {
+		SHA256     string
+		Tools      int
+		LastServed string
+	}
+	Tools map[string]struct {
+		Calls, Results, Refusals, Failed, InvalidInput, P50Ms, P99Ms int64
+		LastFailure                                                  *struct{ At, Code, Message string }
+	}
+	Omitted int
+}
+
+// readAnswer reads the endpoint's answer to a diagnostics request sent at
+// sent, signed with the key whose fingerprint is fp.
+func readAnswer(status int, date string, sent time.Time, body []byte, fp, keyEnv string) []finding {
+	var a struct {
+		Result json.RawMessage
+		Error  *struct{ Code, Message string }
+	}
+	if err := json.Unmarshal(body, &a); err != nil {
+		return []finding{problemf("the answer is not JSON: this is not a Median endpoint, or not at this URL")}
+	}
+	if a.Error != nil {
+		return readError(status, date, sent, a.Error.Code, a.Error.Message, fp, keyEnv)
+	}
+	var top map[string]json.RawMessage
+	_ = json.Unmarshal(a.Result, &top)
+	if _, ok := top["service"]; !ok {
+		return []finding{okf("the endpoint answers diagnostics with a report of its own (not the one of docs/PROTOCOL.md §10): read it above")}
+	}
+	var r diagnosticsReport
+	if err := json.Unmarshal(a.Result, &r); err != nil {
+		return []finding{problemf("the report does not have the shape of docs/PROTOCOL.md §10: %v", err)}
+	}
+	return readReport(r, fp, keyEnv)
+}
+
+// readError reads a refused diagnostics request.
+func readError(status int, date string, sent time.Time, code, message, fp, keyEnv string) []finding {
+	switch protocol.Code(code) {
+	case protocol.CodeDiagnosticsUnsupported:
+		return []finding{okf("the operator turned the diagnostics report off (diagnostics_unsupported)")}
+	case protocol.CodeStaleTimestamp:
+		out := []finding{problemf("the endpoint refused the request as stale_timestamp: its clock and this machine's are more than 5 min apart, so it refuses every call from Median too")}
+		if at, err := http.ParseTime(date); err == nil {
+			// Date has whole seconds: a second of slack.
+			if skew := at.Sub(sent); skew.Abs() >= skewWarn {
+				out = append(out, problemf("by its Date header, %s", clockSentence(skew.Milliseconds())))
+			} else {
+				out = append(out, problemf("its Date header agrees with this machine's clock: check the clock of the instance that answered, or the Config.Now it runs with"))
+			}
+		}
+		return out
+	case protocol.CodeInvalidSignature:
+		return []finding{problemf("the endpoint does not hold the key in $%s (%s): it refused the request as invalid_signature; compare the fingerprints in your deployment's log", keyEnv, fp)}
+	case protocol.CodeMissingSecret, protocol.CodeInvalidMedianKey:
+		return []finding{problemf("the endpoint has no usable key (%s, HTTP %d): %s", code, status, message)}
+	}
+	return []finding{problemf("the endpoint answered HTTP %d %s: %s", status, code, message)}
+}
+
+// clockSentence says what a skew (server clock minus this machine's, in
+// ms) means for a person.
+func clockSentence(skewMs int64) string {
+	if skewMs < 0 {
+		return fmt.Sprintf("your server's clock is %s behind this machine's: check NTP on the server", humanMs(-skewMs))
+	}
+	return fmt.Sprintf("your server's clock is %s ahead of this machine's: check NTP on the server", humanMs(skewMs))
+}
+
+// humanMs formats a duration for a sentence: "6 min", "1 min 30 s", "2.5 s".
+func humanMs(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	case d%time.Minute < time.Second:
+		return fmt.Sprintf("%d min", d/time.Minute)
+	default:
+		return fmt.Sprintf("%d min %d s", d/time.Minute, (d%time.Minute)/time.Second)
+	}
+}
+
+// skewWarn is the clock skew from which the reading warns: a request's
+// transit is in the skew too, so a few hundred ms are nothing.
+const skewWarn = 2 * time.Second
+
+// stale is how long since a key's last verified request before the
+// reading calls the key unused.
+const stale = 24 * time.Hour
+
+// readReport reads a §10 report for a person.
+func readReport(r diagnosticsReport, fp, keyEnv string) []finding {
+	var out []finding
+	now, _ := time.Parse(time.RFC3339, r.Service.Now)
+	out = append(out, okf("%s (%s), up %s", r.Service.Library, r.Service.Go, r.Service.Uptime))
+
+	if r.Clock.SkewMs != nil {
+		skew := *r.Clock.SkewMs
+		if time.Duration(abs(skew))*time.Millisecond >= skewWarn {
+			out = append(out, problemf("%s (clock.skewMs %d; beyond 5 min every call is refused stale_timestamp)", clockSentence(skew), skew))
+		} else {
+			out = append(out, okf("clocks agree (clock.skewMs %d)", skew))
+		}
+	}
+
+	signing := false
+	for i, k := range r.Keys {
+		which := fmt.Sprintf("key %d of %d (%s)", i+1, len(r.Keys), k.Fingerprint)
+		if k.Fingerprint == fp {
+			which += ", the one in $" + keyEnv
+			signing = true
+		}
+		last, err := time.Parse(time.RFC3339, k.LastVerified)
+		switch {
+		case k.Verified == 0:
+			out = append(out, problemf("%s has verified no request since the server started: Median does not sign with it; if it is the retired key, remove it", which))
+		case err == nil && !now.IsZero() && now.Sub(last) > stale:
+			out = append(out, problemf("%s last verified a request %s ago: Median seems to have stopped using it; if it is the retired key, remove it", which, now.Sub(last).Round(time.Minute)))
+		default:
+			out = append(out, okf("%s, verified %d requests, the last at %s", which, k.Verified, k.LastVerified))
+		}
+	}
+	if !signing && len(r.Keys) > 0 {
+		out = append(out, problemf("the key in $%s (%s) is not among the keys in force, though the request verified", keyEnv, fp))
+	}
+
+	codes := make([]string, 0, len(r.Refused))
+	for c := range r.Refused {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	for _, c := range codes {
+		e := r.Refused[c]
+		line := fmt.Sprintf("%d request(s) refused %s, the last at %s", e.Count, c, e.Last)
+		switch protocol.Code(c) {
+		case protocol.CodeStaleTimestamp:
+			if e.MaxSkewMs != nil {
+				line += fmt.Sprintf("; the furthest t was %s (maxSkewMs %d)", pastOrFuture(*e.MaxSkewMs), *e.MaxSkewMs)
+			}
+			out = append(out, problemf("%s: a sender's clock and the server's disagree, or requests are replayed late", line))
+		case protocol.CodeInvalidSignature:
+			out = append(out, problemf("%s: something signs with a key this server does not hold (a rotation Median has made and the server not yet, or a client that is not Median)", line))
+		case protocol.CodeMissingSecret, protocol.CodeInvalidMedianKey:
+			out = append(out, problemf("%s: the server ran without a usable key", line))
+		default:
+			out = append(out, okf("%s", line))
+		}
+	}
+
+	s := r.Store
+	switch {
+	case s.Kind == "none":
+		out = append(out, problemf("replay protection is off (store.kind none): a captured call can run its tool again for 5 minutes"))
+	case s.Reachable == nil:
+		out = append(out, okf("the replay store (%s) cannot be probed", s.Kind))
+	case !*s.Reachable:
+		out = append(out, problemf("the replay store (%s) is unreachable: tool calls are answered execution_failed without running (read-only tools excepted); its error is in the server's log", s.Kind))
+	default:
+		out = append(out, okf("the replay store (%s) answers in %d ms", s.Kind, s.LatencyMs))
+	}
+	if s.ClaimFailures > 0 {
+		out = append(out, problemf("%d call(s) were not run because the store could not record them (store.claimFailures)", s.ClaimFailures))
+	}
+	if s.EvictedEarly > 0 {
+		out = append(out, problemf("%d answer(s) were dropped before their time (store.evictedEarly): their calls could run again; raise Config.ReplayMaxBytes or use a shared store", s.EvictedEarly))
+	}
+	if s.ReadOnlyRuns > 0 {
+		out = append(out, problemf("%d read-only tool call(s) ran while the store was out (store.readOnlyRuns)", s.ReadOnlyRuns))
+	}
+
+	if r.Manifest.LastServed == "" {
+		out = append(out, okf("the manifest (%d tools, sha256 %s) has not been fetched by a signed GET since the server started", r.Manifest.Tools, short(r.Manifest.SHA256)))
+	} else {
+		out = append(out, okf("the manifest (%d tools, sha256 %s) was last fetched at %s", r.Manifest.Tools, short(r.Manifest.SHA256), r.Manifest.LastServed))
+	}
+
+	names := make([]string, 0, len(r.Tools))
+	for n := range r.Tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		t := r.Tools[n]
+		bad := t.Failed + t.InvalidInput
+		if bad == 0 {
+			out = append(out, okf("tool %s: %d call(s), none failed (p50 %d ms, p99 %d ms)", n, t.Calls, t.P50Ms, t.P99Ms))
+			continue
+		}
+		line := fmt.Sprintf("tool %s: %d of %d call(s) failed (%d execution_failed, %d invalid_input)", n, bad, t.Calls, t.Failed, t.InvalidInput)
+		if f := t.LastFailure; f != nil {
+			line += fmt.Sprintf("; the last, at %s, %s: %q", f.At, f.Code, f.Message)
+		}
+		out = append(out, problemf("%s", line))
+	}
+	if r.Omitted > 0 {
+		out = append(out, okf("%d entries were left out to fit 2,000 characters; the app has them all (Handler.Report)", r.Omitted))
+	}
+	return out
+}
+
+// pastOrFuture says where a stale t was: the skew is server clock minus t.
+func pastOrFuture(skewMs int64) string {
+	if skewMs < 0 {
+		return humanMs(-skewMs) + " in the future"
+	}
+	return humanMs(skewMs) + " in the past"
+}
+
+func short(sum string) string {
+	if len(sum) > 12 {
+		return sum[:12] + "…"
+	}
+	return sum
+}
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
