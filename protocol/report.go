@@ -62,7 +62,7 @@ type Report struct {
 		// store that cannot be probed. Why a probe failed goes to the log.
 		Reachable     *bool  `json:"reachable"`
 		LatencyMs     int64  `json:"latencyMs"`     // the probe's duration
-		ClaimFailures int64  `json:"claimFailures"` // claims the store could not record: those tools did not run
+		ClaimFailures int64  `json:"claimFailures"` // claims the store could not record: those tools did not run, but for read-only ones
 		EvictedEarly  int64  `json:"evictedEarly"`  // answers dropped before their time to make room
 		ReadOnlyRuns  int64  `json:"readOnlyRuns"`  // read-only tools run while the store could not record their claim
 		UsedBytes     *int64 `json:"usedBytes,omitempty"`

@@ -510,3 +510,17 @@ func TestSkewMsSaturates(t *testing.T) {
 	assert.Positive(t, skewMs(testNow, -1<<63))
 	assert.Negative(t, skewMs(testNow, 1<<63-1))
 }
+
+// BenchmarkCountingPerCall is what the report's counting adds to one tool
+// call: the key's verified count, the tool's outcome and its duration in
+// the sample. Compare it with BenchmarkTypedCall's time per call.
+func BenchmarkCountingPerCall(b *testing.B) {
+	h, _ := newHandler(b, Config{Tools: reportTools()})
+	k := h.keysInForce()[0]
+	resp := Response{Status: http.StatusOK}
+	b.ReportAllocs()
+	for b.Loop() {
+		k.verifiedAt(testNow)
+		h.stats.tools["echo"].answer(resp, time.Millisecond, h.now)
+	}
+}
