@@ -263,3 +263,47 @@ func ExampleFitResult() {
 	// Output:
 	// {"orders":[{"id":"A-0000","status":"shipped"},{"id":"A-0001","status":"shipped"}],"omitted":98} <nil>
 }
+
+// The diagnostics report read from code: here for a health check that
+// also says whether the replay store answers. Median gets the same report,
+// cut to 2,000 characters, when it asks.
+func ExampleHandler_Report() {
+	h, err := protocol.New(protocol.Config{
+		Keys:  []string{exampleKey},
+		Tools: []*protocol.Tool{protocol.NewTool("lookup_order", protocol.RiskLow, "Looks up an order.", lookupOrder)},
+		// What only the app knows becomes the report's "app" entry.
+		Diagnostics: func(ctx context.Context) (any, error) { return map[string]int{"openTickets": 3}, nil },
+	})
+	if err != nil {
+		panic(err)
+	}
+	r := h.Report(context.Background())
+	fmt.Println("store:", r.Store.Kind, *r.Store.Reachable)
+	fmt.Println("keys:", len(r.Keys), r.Keys[0].Fingerprint == mustKey(exampleKey).Fingerprint())
+	fmt.Println("tools:", r.Manifest.Tools, len(r.Manifest.SHA256))
+	fmt.Println("app:", string(r.App))
+	// Output:
+	// store: memory true
+	// keys: 1 true
+	// tools: 1 64
+	// app: {"openTickets":3}
+}
+
+// A key is shown by its fingerprint, never itself: in logs, in the
+// diagnostics report, on an admin page.
+func ExampleKey_Fingerprint() {
+	k, err := protocol.ParseKey(exampleKey)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(k.Fingerprint()), k.Fingerprint()[:3], k.String() == "median key "+k.Fingerprint())
+	// Output: 15 mk_ true
+}
+
+func mustKey(key string) protocol.Key {
+	k, err := protocol.ParseKey(key)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}

@@ -220,7 +220,9 @@ func TestReportApp(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h, logs := newHandler(t, Config{Diagnostics: tt.fn, DiagnosticsTimeout: 30 * time.Millisecond})
+			start := time.Now()
 			r := requireReport(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)))
+			assert.Less(t, time.Since(start), time.Second)
 			assert.JSONEq(t, tt.want, string(r.App))
 			assert.NotContains(t, r.raw, "10.1.1.1")
 			if tt.name == "error" {
@@ -522,5 +524,39 @@ func BenchmarkCountingPerCall(b *testing.B) {
 	for b.Loop() {
 		k.verifiedAt(testNow)
 		h.stats.tools["echo"].answer(resp, time.Millisecond, h.now)
+	}
+}
+
+// BenchmarkTypedCallCounting is BenchmarkTypedCall's 1 KiB call without
+// the replay store, with the report's counting (counting=on, as shipped)
+// and without it (counting=off: no stats, so no key, tool or refusal
+// counter is touched), in one binary so that runs interleave:
+//
+//	go test -c -o proto.test ./protocol
+//	for i in $(seq 20); do ./proto.test -test.run '^$' -test.bench TypedCallCounting -test.count 1; done > counting.txt
+//	go run golang.org/x/perf/cmd/benchstat@latest -col /counting counting.txt
+func BenchmarkTypedCallCounting(b *testing.B) {
+	tool := NewTool("quote_order", RiskLow, "Quotes an order.", func(_ context.Context, c ToolCall[orderInput]) (orderResult, error) {
+		return quoteOrder(c.Input), nil
+	})
+	body := toolCall("quote_order", "call_0123456789abcdef0123456789abcdef", orderInputJSON(1<<10))
+	for _, counting := range []string{"on", "off"} {
+		b.Run("counting="+counting, func(b *testing.B) {
+			h, err := New(Config{Keys: []string{testKey}, Now: func() time.Time { return testNow }, Logger: discardLogger(), Tools: []*Tool{tool}, DisableReplayProtection: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if counting == "off" {
+				h.stats = nil
+			}
+			req := post(body)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if resp := h.Serve(ctx, req); resp.Status != 200 || resp.code != "" {
+					b.Fatalf("%d %.200s", resp.Status, resp.Body)
+				}
+			}
+		})
 	}
 }
