@@ -82,11 +82,11 @@ func hasAny(m map[string]json.RawMessage, keys []string) bool {
 // fetchReport sends a diagnostics request signed at at and checks the
 // answer is a §10 report: a 200 result of at most 2,000 characters, valid
 // JSON, with every required key.
-func (s *session) fetchReport(at time.Time) (*exchange, report, outcome) {
-	x := s.send(&exchange{method: http.MethodPost, body: diagnosticsBody, signature: s.sign(at, diagnosticsBody)})
+func (s *session) fetchReport(at time.Time) (*roundTrip, report, finding) {
+	x := s.send(&roundTrip{method: http.MethodPost, body: diagnosticsBody, signature: s.sign(at, diagnosticsBody)})
 	want := "200 {\"result\": the report of docs/PROTOCOL.md §10}, at most 2,000 characters"
 	raw, o := expectResult(x)
-	if o.status != StatusPass {
+	if o.status != statusPass {
 		return x, report{}, o
 	}
 	if n := utf8.RuneCount(x.resp); n > maxReportChars {
@@ -119,10 +119,10 @@ func (s *session) fetchReport(at time.Time) (*exchange, report, outcome) {
 func diagnosticsCases() []testCase {
 	cases := []testCase{
 		c("diagnostics/report", "§10", "the report is a 200 result of at most 2,000 characters of valid JSON with service, clock, keys, refused, store, manifest and tools, answered within 1 second", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				start := time.Now()
 				x, _, o := s.fetchReport(s.now())
-				if o.status != StatusPass {
+				if o.status != statusPass {
 					return o
 				}
 				if took := time.Since(start); took > reportWithin {
@@ -131,15 +131,15 @@ func diagnosticsCases() []testCase {
 				return o
 			}),
 		c("diagnostics/clock-skew", "§10", "clock.skewMs is the server's clock minus the request's t: two requests signed 60 s apart differ by 60,000 ms, within a second", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				now := s.now()
 				_, near, o := s.fetchReport(now.Add(-10 * time.Second))
-				if o.status != StatusPass {
+				if o.status != statusPass {
 					return o
 				}
 				start := time.Now()
 				x, far, o := s.fetchReport(now.Add(-70 * time.Second))
-				if o.status != StatusPass {
+				if o.status != statusPass {
 					return o
 				}
 				// The second request left later than the first: allow for
@@ -155,13 +155,13 @@ func diagnosticsCases() []testCase {
 				return o
 			}),
 		c("diagnostics/key-fingerprint", "§1.2, §10", "keys lists the key the suite signs with by its fingerprint (mk_ and 12 hex digits of SHA-256 over the derived secret), with a verified count and lastVerified", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				if !s.signer.ok {
 					return fail(nil, "a usable Target.Key", "Target.Key is not usable, so the suite cannot compute its fingerprint")
 				}
 				fp := s.signer.key.Fingerprint()
 				x, r, o := s.fetchReport(s.now())
-				if o.status != StatusPass {
+				if o.status != statusPass {
 					return o
 				}
 				var seen []string
@@ -178,22 +178,22 @@ func diagnosticsCases() []testCase {
 				return fail(x, "an entry for "+fp, "keys lists %v, not the fingerprint of the key the suite signs with (%s)", seen, fp)
 			}),
 		c("diagnostics/refusals-counted", "§10", "a stale request and one signed with another key, sent by the suite, show up in refused: their counts grow and stale_timestamp's maxSkewMs is positive for a t in the past", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				_, before, o := s.fetchReport(s.now())
-				if o.status != StatusPass {
+				if o.status != statusPass {
 					return o
 				}
 				staleAt := s.now().Add(-10 * time.Minute)
-				x := s.send(&exchange{method: http.MethodPost, body: diagnosticsBody, signature: s.sign(staleAt, diagnosticsBody)})
-				if o := expectError(x, http.StatusUnauthorized, protocol.CodeStaleTimestamp); o.status != StatusPass {
+				x := s.send(&roundTrip{method: http.MethodPost, body: diagnosticsBody, signature: s.sign(staleAt, diagnosticsBody)})
+				if o := expectError(x, http.StatusUnauthorized, protocol.CodeStaleTimestamp); o.status != statusPass {
 					return o
 				}
-				x = s.send(&exchange{method: http.MethodPost, body: diagnosticsBody, signature: signWith(wrongKey, s.now(), diagnosticsBody)})
-				if o := expectError(x, http.StatusUnauthorized, protocol.CodeInvalidSignature); o.status != StatusPass {
+				x = s.send(&roundTrip{method: http.MethodPost, body: diagnosticsBody, signature: signWith(wrongKey, s.now(), diagnosticsBody)})
+				if o := expectError(x, http.StatusUnauthorized, protocol.CodeInvalidSignature); o.status != statusPass {
 					return o
 				}
 				x, after, o := s.fetchReport(s.now())
-				if o.status != StatusPass {
+				if o.status != statusPass {
 					return o
 				}
 				for _, code := range []protocol.Code{protocol.CodeStaleTimestamp, protocol.CodeInvalidSignature} {
@@ -214,20 +214,22 @@ func diagnosticsCases() []testCase {
 				return o
 			}),
 		c("diagnostics/private", "§10, §7", "the report holds none of the suite's inputs or visitor values, no key, secret or MAC", false,
-			func(s *session) outcome {
+			func(s *session) finding {
 				marker := newID("mcsecret", 6)
 				v := Visitor{Verified: true, ExternalID: marker + "_ext", Email: marker + "@example.com", Name: marker + " Name"}
-				sent := newCall(probeTool, json.RawMessage(`{"note":"`+marker+`_input"}`))
+				sent := newCall(probeTool, "", json.RawMessage(`{"note":"`+marker+`_input"}`))
 				sent["context"].(map[string]any)["visitor"] = visitorJSON(v)
 				s.post(sent.bytes())
 				if smp, ok := s.privateSample(); ok {
-					c := s.sampleCall(smp, smp.Input)
-					c["context"].(map[string]any)["visitor"] = visitorJSON(v)
-					s.post(c.bytes())
+					if in, err := encodeInput(smp.Input); err == nil {
+						c := s.sampleCall(smp, in)
+						c["context"].(map[string]any)["visitor"] = visitorJSON(v)
+						s.post(c.bytes())
+					}
 				}
 				at := s.now()
 				x, _, o := s.fetchReport(at)
-				if o.status != StatusPass {
+				if o.status != statusPass {
 					return o
 				}
 				body := string(x.resp)
@@ -253,11 +255,11 @@ func diagnosticsCases() []testCase {
 
 // privateSample returns a sample the private case may send with its own
 // visitor: one that runs a tool without side effects.
-func (s *session) privateSample() (ToolSamples, bool) {
+func (s *session) privateSample() (ToolSample, bool) {
 	for _, smp := range s.t.Tools {
-		if !smp.SideEffects && smp.expect() == ExpectResult {
+		if !smp.SideEffects && smp.expect() == "result" {
 			return smp, true
 		}
 	}
-	return ToolSamples{}, false
+	return ToolSample{}, false
 }

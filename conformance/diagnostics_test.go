@@ -67,7 +67,7 @@ func checkDiagnostics(t *testing.T, h http.Handler) conformance.Report {
 	target := fixtureTarget(t, mux(h))
 	rep, err := conformance.Check(t.Context(), target, conformance.Options{Run: "^diagnostics/"})
 	require.NoError(t, err)
-	require.Len(t, rep.Results, 5)
+	require.Len(t, rep.Verdicts, 5)
 	return rep
 }
 
@@ -75,8 +75,8 @@ func checkDiagnostics(t *testing.T, h http.Handler) conformance.Report {
 // every §10 case.
 func TestDiagnosticsCasesPassTheCore(t *testing.T) {
 	rep := checkDiagnostics(t, newHandler(t, testKey, nil))
-	for _, res := range rep.Results {
-		assert.Equal(t, conformance.StatusPass, res.Status, "%s", res)
+	for _, res := range rep.Verdicts {
+		assert.Equal(t, "pass", res.Status, "%s", res)
 	}
 }
 
@@ -131,9 +131,9 @@ func TestDiagnosticsCasesFailBrokenReports(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rep := checkDiagnostics(t, tt.h(newHandler(t, testKey, nil)))
-			res, ok := rep.Result(tt.id)
+			res, ok := verdict(rep, tt.id)
 			require.True(t, ok)
-			require.Equal(t, conformance.StatusFail, res.Status, "%s", res)
+			require.Equal(t, "fail", res.Status, "%s", res)
 			assert.Contains(t, res.String(), tt.want)
 		})
 	}
@@ -154,8 +154,8 @@ func TestDiagnosticsCasesNotApplicable(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rep := checkDiagnostics(t, newHandler(t, testKey, tt.edit))
-			for _, res := range rep.Results {
-				assert.Equal(t, conformance.StatusNotApplicable, res.Status, "%s", res)
+			for _, res := range rep.Verdicts {
+				assert.Equal(t, "not_applicable", res.Status, "%s", res)
 				assert.Contains(t, res.Message, tt.why)
 			}
 		})
