@@ -523,7 +523,7 @@ func BenchmarkCountingPerCall(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		k.verifiedAt(testNow)
-		h.stats.tools["echo"].answer(resp, time.Millisecond, h.now)
+		h.stats.tools["echo"].answer(resp, time.Millisecond, h.cfg.Now)
 	}
 }
 
