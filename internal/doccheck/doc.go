@@ -5,6 +5,8 @@
 //     file may point at the contract's old home outside the repository;
 //   - no Go comment cites the tracker by number (the history goes to
 //     CHANGELOG.md);
+//   - every test, fuzz target, benchmark or example a Markdown file names
+//     as evidence (`TestX`) is declared in a Go file;
 //   - README.md stays under its byte budget, opens with a whole Go program
 //     that builds and answers a signed call when run, and gives the test
 //     command .ci/run runs.
