@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/median-go/median/protocol"
@@ -135,7 +136,7 @@ func manifestCases() []testCase {
 				for n := range m {
 					names = append(names, n)
 				}
-				sortStrings(names)
+				slices.Sort(names)
 				return fail(nil, "tools "+strings.Join(missing, ", ")+" in the manifest", "the manifest lists only [%s]: register the tool or fix its name in the samples", strings.Join(names, ", "))
 			}
 			return pass(nil)

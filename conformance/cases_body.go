@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/median-go/median/protocol"
@@ -257,7 +258,7 @@ func fieldNames(in json.RawMessage, s *session, tool string) []string {
 	for k := range seen {
 		out = append(out, k)
 	}
-	sortStrings(out)
+	slices.Sort(out)
 	return out
 }
 

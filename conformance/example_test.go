@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -12,9 +11,19 @@ import (
 	"testing"
 
 	"github.com/median-go/median/conformance"
-	"github.com/median-go/median/internal/fixture"
 	"github.com/median-go/median/protocol"
 )
+
+// message is the input and the result of the examples' echo tool.
+type message struct {
+	Message string `json:"message"`
+}
+
+// echoTool returns the message it was given.
+func echoTool() *protocol.Tool {
+	return protocol.NewTool("echo", protocol.RiskLow, "Returns the message it was given.",
+		func(_ context.Context, c protocol.ToolCall[message]) (message, error) { return c.Input, nil })
+}
 
 // Run the suite in your app's tests: build the endpoint as your app does,
 // describe it with HandlerTarget and give sample calls of your tools.
@@ -22,7 +31,7 @@ func ExampleRun() {
 	// In your app's median_test.go:
 	TestMedianEndpoint := func(t *testing.T) {
 		const key = "mk_test_0123456789abcdef0123456789abcdef"
-		h, err := protocol.New(protocol.Config{Keys: []string{key}, Tools: fixture.Tools()})
+		h, err := protocol.New(protocol.Config{Keys: []string{key}, Tools: []*protocol.Tool{echoTool()}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +41,7 @@ func ExampleRun() {
 		target := conformance.HandlerTarget(mux, "/api/median", key)
 		target.Tools = []conformance.ToolSample{{
 			Tool:    "echo",
-			Input:   json.RawMessage(`{"message":"hello"}`),
+			Input:   message{Message: "hello"},
 			Visitor: conformance.Visitor{Verified: true, ExternalID: "user_7"},
 			Check: func(result json.RawMessage) error {
 				if !strings.Contains(string(result), "hello") {
@@ -69,25 +78,25 @@ func ExampleHandlerBuilder() {
 // report, here for a protocol.Handler served in process.
 func ExampleCheck() {
 	const key = "mk_test_0123456789abcdef0123456789abcdef"
-	h, _ := protocol.New(protocol.Config{
-		Keys:   []string{key},
-		Tools:  fixture.Tools(),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), // the panic fixture logs a stack
-	})
+	h, _ := protocol.New(protocol.Config{Keys: []string{key}, Tools: []*protocol.Tool{echoTool()}, Logger: slog.New(slog.DiscardHandler)})
 	target := conformance.HandlerTarget(h, "/api/median", key)
-	target.Tools = fixture.Samples()
+	target.Tools = []conformance.ToolSample{{Tool: "echo", Input: message{Message: "hello"}}}
 
 	rep, err := conformance.Check(context.Background(), target, conformance.Options{Run: "^(signature|execution)/"})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	res, _ := verdict(rep, "signature/missing")
-	fmt.Println(res)
-	fmt.Println("all passed:", (rep.Err() == nil))
+	for _, v := range rep.Verdicts {
+		if v.ID == "signature/missing" || v.ID == "execution/result" {
+			fmt.Println(v)
+		}
+	}
+	fmt.Println("failures:", rep.Err())
 	// Output:
 	// PASS signature/missing (§1.1)
-	// all passed: true
+	// PASS execution/result (§3)
+	// failures: <nil>
 }
 
 // ReadSamples reads tool samples from JSON, the format of mediancheck's

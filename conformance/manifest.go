@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 )
 
 // manifestTool is one entry of the GET manifest.
@@ -47,3 +48,6 @@ func (s *session) declaredRisk(tool string) string {
 	}
 	return "low"
 }
+
+// toolNamePattern is the tool-name rule of docs/PROTOCOL.md §6.
+var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -178,7 +179,7 @@ func keysOf(m map[string]json.RawMessage) string {
 	for k := range m {
 		keys = append(keys, fmt.Sprintf("%q", k))
 	}
-	sortStrings(keys)
+	slices.Sort(keys)
 	return strings.Join(keys, ", ")
 }
 

@@ -43,7 +43,7 @@ func (b *lockedBuffer) String() string {
 // TestNoSecretsAcrossTheConformanceRun runs the whole suite against the core
 // with Debug logging and checks that no answer and no log line carries the
 // key, its derived secret or any MAC the server computed for the requests
-// it received (issue 6, item 5).
+// it received (docs/PROTOCOL.md §7: answers never carry them).
 func TestNoSecretsAcrossTheConformanceRun(t *testing.T) {
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

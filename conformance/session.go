@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"regexp"
-	"sort"
 	"sync"
 	"time"
 )
@@ -67,8 +65,3 @@ func noSample(what string, held int) finding {
 	}
 	return skip(msg)
 }
-
-// toolNamePattern is the tool-name rule of docs/PROTOCOL.md §6.
-var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
-func sortStrings(s []string) { sort.Strings(s) }

@@ -139,3 +139,33 @@ func TestForbiddenFindsOtherFrameworks(t *testing.T) {
 		t.Fatalf("the Redis client is never allowed: %q", msg)
 	}
 }
+
+// TestTestKitsAddNothingToProtocol: the packages users import in their own
+// tests (protocol/storetest for a Store, conformance for an endpoint) load
+// no module beyond what protocol itself loads, so a user's tests inherit no
+// test library (testify) from them.
+func TestTestKitsAddNothingToProtocol(t *testing.T) {
+	nonStandard := func(pkg string) []string {
+		return strings.Fields(goList(t, "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", module+"/"+pkg))
+	}
+	base := map[string]bool{}
+	for _, p := range nonStandard("protocol") {
+		base[p] = true
+	}
+	if len(base) < 5 {
+		t.Fatalf("go list found only %d packages under protocol; the check itself is broken", len(base))
+	}
+	for _, kit := range []string{"protocol/storetest", "conformance"} {
+		t.Run(kit, func(t *testing.T) {
+			var extra []string
+			for _, p := range nonStandard(kit) {
+				if !base[p] && !strings.HasPrefix(p, module+"/") {
+					extra = append(extra, p)
+				}
+			}
+			if len(extra) > 0 {
+				t.Errorf("%s loads packages protocol does not; use the standard library there:\n\t%s", kit, strings.Join(extra, "\n\t"))
+			}
+		})
+	}
+}

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/median-go/median/protocol"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // RunHandlers serves signed tool calls through two Handlers built with
@@ -86,7 +84,7 @@ func newHandler(t *testing.T, store protocol.Store, runs *counter, lease time.Du
 		ReplayLease: lease,
 		Logger:      slog.New(slog.DiscardHandler),
 	})
-	require.NoError(t, err)
+	mustNoError(t, err)
 	return h
 }
 
@@ -96,7 +94,7 @@ func signedCall(t *testing.T, id, orderID string) protocol.Request {
 	body := fmt.Appendf(nil, `{"tool":"cancel_order","toolCallId":%q,"input":{"orderId":%q},`+
 		`"context":{"conversationId":"conv_1","risk":"high","visitor":{"verified":true,"externalId":"user_7"},"approvedBy":"A teammate"}}`, id, orderID)
 	key, err := protocol.ParseKey(Key)
-	require.NoError(t, err)
+	mustNoError(t, err)
 	sig := key.Sign(time.Now(), body)
 	return protocol.Request{Method: http.MethodPost, Signature: sig, BodyBytes: body, ContentLength: int64(len(body))}
 }
@@ -115,18 +113,18 @@ func testReplayOnOtherHandler(t *testing.T, a, b protocol.Store) {
 	req := signedCall(t, id, "A-1001")
 
 	first := serve(ha, req)
-	require.Equal(t, http.StatusOK, first.Status, "first answer: %s", first.Body)
-	require.Contains(t, string(first.Body), `"status":"cancelled"`)
+	mustEqual(t, http.StatusOK, first.Status, "first answer: %s", first.Body)
+	mustContain(t, string(first.Body), `"status":"cancelled"`)
 
 	again := serve(hb, req)
-	require.Equal(t, http.StatusOK, again.Status, "replay: %s", again.Body)
-	require.Equal(t, string(first.Body), string(again.Body), "the replay on the other handler must get the first answer byte for byte")
-	require.Equal(t, int64(1), runs.n.Load(), "the tool must run once")
+	mustEqual(t, http.StatusOK, again.Status, "replay: %s", again.Body)
+	mustEqual(t, string(first.Body), string(again.Body), "the replay on the other handler must get the first answer byte for byte")
+	mustEqual(t, int64(1), runs.n.Load(), "the tool must run once")
 
 	other := serve(hb, signedCall(t, id, "B-2002"))
-	require.Equal(t, http.StatusConflict, other.Status, "same toolCallId, different body: %s", other.Body)
-	require.Contains(t, string(other.Body), `"code":"invalid_body"`)
-	require.Equal(t, int64(1), runs.n.Load(), "a conflicting call must not run the tool")
+	mustEqual(t, http.StatusConflict, other.Status, "same toolCallId, different body: %s", other.Body)
+	mustContain(t, string(other.Body), `"code":"invalid_body"`)
+	mustEqual(t, int64(1), runs.n.Load(), "a conflicting call must not run the tool")
 }
 
 func testConcurrentCopies(t *testing.T, a, b protocol.Store) {
@@ -147,10 +145,10 @@ func testConcurrentCopies(t *testing.T, a, b protocol.Store) {
 	}
 	close(start)
 	wg.Wait()
-	require.Equal(t, int64(1), runs.n.Load(), "%d concurrent copies over two handlers must run the tool once", n)
+	mustEqual(t, int64(1), runs.n.Load(), "%d concurrent copies over two handlers must run the tool once", n)
 	for i := range n {
-		assert.Equal(t, http.StatusOK, statuses[i], "copy %d: %s", i, bodies[i])
-		assert.Equal(t, string(bodies[0]), string(bodies[i]), "copy %d must get the same bytes as copy 0", i)
+		expectEqual(t, http.StatusOK, statuses[i], "copy %d: %s", i, bodies[i])
+		expectEqual(t, string(bodies[0]), string(bodies[i]), "copy %d must get the same bytes as copy 0", i)
 	}
 }
 
@@ -162,14 +160,14 @@ func testHandlerLeaseTakenOver(t *testing.T, a, b protocol.Store) {
 	// Handler A verifies the call, which claims it, and then "crashes": it
 	// never answers. B waits out A's lease, then runs the tool itself.
 	_, _, ok := ha.Verify(context.Background(), req)
-	require.True(t, ok, "A must let the first copy through")
+	mustTrue(t, ok, "A must let the first copy through")
 	resp := serve(hb, req)
-	require.Equal(t, http.StatusOK, resp.Status, "B after A's lease ended: %s", resp.Body)
-	require.Equal(t, int64(1), runs.n.Load(), "B must run the tool once A's lease has ended")
+	mustEqual(t, http.StatusOK, resp.Status, "B after A's lease ended: %s", resp.Body)
+	mustEqual(t, int64(1), runs.n.Load(), "B must run the tool once A's lease has ended")
 
 	again := serve(ha, req)
-	require.Equal(t, string(resp.Body), string(again.Body), "a later copy on A must get B's answer")
-	require.Equal(t, int64(1), runs.n.Load())
+	mustEqual(t, string(resp.Body), string(again.Body), "a later copy on A must get B's answer")
+	mustEqual(t, int64(1), runs.n.Load())
 }
 
 func testCopyGivesUp(t *testing.T, a, b protocol.Store) {
@@ -180,18 +178,18 @@ func testCopyGivesUp(t *testing.T, a, b protocol.Store) {
 	// A holds the claim and has not answered yet; a copy on B waits for its
 	// answer until B's request ends.
 	callA, _, ok := ha.Verify(context.Background(), req) // the context carrying A's call
-	require.True(t, ok, "A must let the first copy through")
+	mustTrue(t, ok, "A must let the first copy through")
 	ctx, cancel := context.WithTimeout(context.Background(), Short)
 	defer cancel()
 	resp := hb.Serve(ctx, req)
-	require.Equal(t, http.StatusOK, resp.Status, "a copy whose request ended: %s", resp.Body)
-	require.Contains(t, string(resp.Body), `"code":"execution_failed"`, "a copy whose request ended")
-	require.Contains(t, string(resp.Body), "did not run the tool")
-	require.Zero(t, runs.n.Load(), "the copy must not run the tool")
+	mustEqual(t, http.StatusOK, resp.Status, "a copy whose request ended: %s", resp.Body)
+	mustContain(t, string(resp.Body), `"code":"execution_failed"`, "a copy whose request ended")
+	mustContain(t, string(resp.Body), "did not run the tool")
+	mustEqual(t, int64(0), runs.n.Load(), "the copy must not run the tool")
 
 	// A answers; a later copy on B gets A's answer.
 	first := protocol.Answer(callA, cancelOutput{OrderID: "A-1001", Status: "cancelled"}, nil)
 	again := serve(hb, req)
-	require.Equal(t, string(first.Body), string(again.Body), "a later copy must get A's answer")
-	require.Zero(t, runs.n.Load())
+	mustEqual(t, string(first.Body), string(again.Body), "a later copy must get A's answer")
+	mustEqual(t, int64(0), runs.n.Load())
 }

@@ -29,8 +29,6 @@ import (
 	"time"
 
 	"github.com/median-go/median/protocol"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // Durations the cases use. Short is a lease or TTL meant to end during the
@@ -108,7 +106,7 @@ func claim(t *testing.T, s protocol.Store, key, fp string, lease time.Duration) 
 	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
 	defer cancel()
 	st, answer, err := s.Claim(ctx, key, fp, lease)
-	require.NoError(t, err, "Claim(%s…, %s…) failed", key[:8], fp[:8])
+	mustNoError(t, err, "Claim(%s…, %s…) failed", key[:8], fp[:8])
 	return result{st, answer, nil}
 }
 
@@ -119,14 +117,14 @@ func save(t *testing.T, s protocol.Store, key, fp string, answer []byte, ttl tim
 	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
 	defer cancel()
 	evicted, err := s.Save(ctx, key, fp, answer, ttl)
-	require.NoError(t, err, "Save(%s…) failed", key[:8])
-	require.GreaterOrEqual(t, evicted, 0, "Save(%s…) returned a negative evicted count", key[:8])
+	mustNoError(t, err, "Save(%s…) failed", key[:8])
+	mustTrue(t, evicted >= 0, "Save(%s…) returned a negative evicted count", key[:8])
 }
 
 // requireStatus fails when res is not want, naming both.
 func requireStatus(t *testing.T, want protocol.ClaimStatus, res result, what string) {
 	t.Helper()
-	require.Equal(t, statusName(want), statusName(res.status), "%s: want Claim to return %s", what, statusName(want))
+	mustEqual(t, statusName(want), statusName(res.status), "%s: want Claim to return %s", what, statusName(want))
 }
 
 func statusName(s protocol.ClaimStatus) string {
@@ -169,7 +167,7 @@ func count(t *testing.T, results []result, st protocol.ClaimStatus) int {
 	t.Helper()
 	n := 0
 	for i, r := range results {
-		require.NoError(t, r.err, "claim %d of %d", i+1, len(results))
+		mustNoError(t, r.err, "claim %d of %d", i+1, len(results))
 		if r.status == st {
 			n++
 		}
@@ -188,7 +186,7 @@ func testSaveThenClaimIsDone(t *testing.T, s protocol.Store) {
 	for i := range 2 {
 		res := claim(t, s, key, fpA, Long)
 		requireStatus(t, protocol.ClaimDone, res, fmt.Sprintf("repeat %d after Save", i+1))
-		require.Equal(t, string(answerA), string(res.answer), "the stored answer must come back byte for byte")
+		mustEqual(t, string(answerA), string(res.answer), "the stored answer must come back byte for byte")
 	}
 }
 
@@ -199,9 +197,9 @@ func testAnswerIsACopy(t *testing.T, s protocol.Store) {
 	save(t, s, key, fpA, answer, Long)
 	answer[0] = 'X' // the caller reuses its buffer
 	res := claim(t, s, key, fpA, Long)
-	require.Equal(t, string(answerA), string(res.answer), "Save must keep its own copy of the answer")
+	mustEqual(t, string(answerA), string(res.answer), "Save must keep its own copy of the answer")
 	res.answer[0] = 'Y' // the caller writes into what it got
-	require.Equal(t, string(answerA), string(claim(t, s, key, fpA, Long).answer), "Claim must return a copy of the stored answer")
+	mustEqual(t, string(answerA), string(claim(t, s, key, fpA, Long).answer), "Claim must return a copy of the stored answer")
 }
 
 func testFirstAnswerWins(t *testing.T, s protocol.Store) {
@@ -211,7 +209,7 @@ func testFirstAnswerWins(t *testing.T, s protocol.Store) {
 	save(t, s, key, fpA, []byte(`{"result":"second"}`), Long) // a second runner after a lease handover
 	res := claim(t, s, key, fpA, Long)
 	requireStatus(t, protocol.ClaimDone, res, "after two Saves")
-	require.Equal(t, string(answerA), string(res.answer), "a second Save must not replace the first answer: repeats already got it")
+	mustEqual(t, string(answerA), string(res.answer), "a second Save must not replace the first answer: repeats already got it")
 }
 
 func testRunningForTheSameBody(t *testing.T, s protocol.Store) {
@@ -225,7 +223,7 @@ func testRunningForTheSameBody(t *testing.T, s protocol.Store) {
 	save(t, s, key, fpA, answerA, Long)
 	res := claim(t, s, key, fpA, Long)
 	requireStatus(t, protocol.ClaimDone, res, "a copy after Save")
-	require.Equal(t, string(answerA), string(res.answer))
+	mustEqual(t, string(answerA), string(res.answer))
 }
 
 func testConflictWhileRunning(t *testing.T, s protocol.Store) {
@@ -237,7 +235,7 @@ func testConflictWhileRunning(t *testing.T, s protocol.Store) {
 	save(t, s, key, fpA, answerA, Long)
 	res := claim(t, s, key, fpA, Long)
 	requireStatus(t, protocol.ClaimDone, res, "the first body after its Save")
-	require.Equal(t, string(answerA), string(res.answer))
+	mustEqual(t, string(answerA), string(res.answer))
 }
 
 func testConflictWhenDone(t *testing.T, s protocol.Store) {
@@ -246,7 +244,7 @@ func testConflictWhenDone(t *testing.T, s protocol.Store) {
 	save(t, s, key, fpA, answerA, Long)
 	res := claim(t, s, key, fpB, Long)
 	requireStatus(t, protocol.ClaimConflict, res, "another body after the answer")
-	require.Empty(t, res.answer, "a conflict must not reveal the stored answer")
+	mustEqual(t, 0, len(res.answer), "a conflict must not reveal the stored answer")
 }
 
 // waitPastLease waits until a lease of Short taken now has surely ended.
@@ -263,7 +261,7 @@ func testLeaseHandedOver(t *testing.T, s protocol.Store) {
 	save(t, s, key, fpA, answerA, Long)
 	res := claim(t, s, key, fpA, Long)
 	requireStatus(t, protocol.ClaimDone, res, "after the new claimer saved")
-	require.Equal(t, string(answerA), string(res.answer))
+	mustEqual(t, string(answerA), string(res.answer))
 }
 
 func testLeaseHandedOverOnce(t *testing.T, s protocol.Store) {
@@ -272,8 +270,8 @@ func testLeaseHandedOverOnce(t *testing.T, s protocol.Store) {
 	waitPastLease()
 	const n = 16
 	results := claimAll(t, s, n, key, fpA, Long)
-	require.Equal(t, 1, count(t, results, protocol.ClaimAcquired), "exactly one of %d copies must get an ended lease", n)
-	require.Equal(t, n-1, count(t, results, protocol.ClaimRunning), "the others must be told the call runs")
+	mustEqual(t, 1, count(t, results, protocol.ClaimAcquired), "exactly one of %d copies must get an ended lease", n)
+	mustEqual(t, n-1, count(t, results, protocol.ClaimRunning), "the others must be told the call runs")
 }
 
 func testSaveAfterLeaseEnded(t *testing.T, s protocol.Store) {
@@ -283,7 +281,7 @@ func testSaveAfterLeaseEnded(t *testing.T, s protocol.Store) {
 	save(t, s, key, fpA, answerA, Long)
 	res := claim(t, s, key, fpA, Long)
 	requireStatus(t, protocol.ClaimDone, res, "a copy after a late Save")
-	require.Equal(t, string(answerA), string(res.answer), "a Save after the lease must still keep the answer")
+	mustEqual(t, string(answerA), string(res.answer), "a Save after the lease must still keep the answer")
 }
 
 func testEntriesExpireAfterTTL(t *testing.T, s protocol.Store) {
@@ -311,13 +309,13 @@ func testConcurrentClaims(t *testing.T, s protocol.Store) {
 	key := newKey()
 	const n = 32
 	results := claimAll(t, s, n, key, fpA, Long)
-	require.Equal(t, 1, count(t, results, protocol.ClaimAcquired), "exactly one of %d concurrent claims must acquire", n)
-	require.Equal(t, n-1, count(t, results, protocol.ClaimRunning), "the others must be told the call runs")
+	mustEqual(t, 1, count(t, results, protocol.ClaimAcquired), "exactly one of %d concurrent claims must acquire", n)
+	mustEqual(t, n-1, count(t, results, protocol.ClaimRunning), "the others must be told the call runs")
 	save(t, s, key, fpA, answerA, Long)
 	results = claimAll(t, s, n, key, fpA, Long)
-	require.Equal(t, n, count(t, results, protocol.ClaimDone), "every copy after Save must get the answer")
+	mustEqual(t, n, count(t, results, protocol.ClaimDone), "every copy after Save must get the answer")
 	for i, r := range results {
-		assert.Equal(t, string(answerA), string(r.answer), "copy %d must get the same bytes", i+1)
+		expectEqual(t, string(answerA), string(r.answer), "copy %d must get the same bytes", i+1)
 	}
 }
 

@@ -1,5 +1,5 @@
 // Package catalogtest checks, over HTTP, that an example app serves the demo
-// catalog as issue 3 describes, and holds the catalog's samples for the
+// catalog as examples/catalog documents it, and holds the catalog's samples for the
 // conformance suite. The four examples' tests share it, so each example's
 // main_test.go only builds its app and points these checks at it.
 package catalogtest
