@@ -2,14 +2,14 @@ package protocol
 
 import (
 	"bytes"
-	jsonv1 "encoding/json"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/big"
 	"strconv"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/median-go/median/protocol/internal/schema"
@@ -25,8 +25,8 @@ import (
 // the integers they are. A field of encoding/json's json.Number type gets
 // the number's literal.
 func (c *Call) BindInput(v any) error {
-	err := json.Unmarshal(c.RawInput, v)
-	var se *json.SemanticError
+	err := jsonv2.Unmarshal(c.RawInput, v)
+	var se *jsonv2.SemanticError
 	if errors.As(err, &se) && se.JSONKind == '0' {
 		// A number the decoder refused: maybe a whole number written 5.0
 		// for an integer field, or one for encoding/json's json.Number.
@@ -34,7 +34,7 @@ func (c *Call) BindInput(v any) error {
 		if whole, ok := wholeNumbersAsIntegers(raw); ok {
 			raw = whole
 		}
-		err = json.Unmarshal(raw, v, v1Numbers)
+		err = jsonv2.Unmarshal(raw, v, v1Numbers)
 	}
 	if err != nil {
 		return newError(CodeInvalidInput, describeDecodeError(err))
@@ -44,19 +44,19 @@ func (c *Call) BindInput(v any) error {
 
 // v1Numbers decodes a number into encoding/json's json.Number, which the
 // decoder does not know, as encoding/json does: the literal as written.
-var v1Numbers = json.WithUnmarshalers(json.UnmarshalFromFunc(func(dec *jsontext.Decoder, n *jsonv1.Number) error {
+var v1Numbers = jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, n *json.Number) error {
 	if dec.PeekKind() != '0' {
 		return errors.ErrUnsupported
 	}
 	lit, err := dec.ReadValue()
-	*n = jsonv1.Number(lit)
+	*n = json.Number(lit)
 	return err
 }))
 
 // describeDecodeError turns a decoding error into one plain sentence
 // naming the field.
 func describeDecodeError(err error) string {
-	var se *json.SemanticError
+	var se *jsonv2.SemanticError
 	var syn *jsontext.SyntacticError
 	switch {
 	case errors.As(err, &se) && se.GoType != nil:

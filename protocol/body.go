@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/median-go/median/protocol/internal/schema"
@@ -66,7 +66,7 @@ func (s rawSpan) of(body []byte) []byte { return body[s.start:s.end:s.end] }
 // missing, of the wrong type or given twice, or unknown_op.
 func decodeBody(body []byte) (op string, call *Call, err error) {
 	var w wireBody
-	if err := json.Unmarshal(body, &w); err != nil {
+	if err := jsonv2.Unmarshal(body, &w); err != nil {
 		if !repeatedInInput(err) {
 			return "", nil, bodyError(err)
 		}
@@ -79,7 +79,7 @@ func decodeBody(body []byte) (op string, call *Call, err error) {
 	}
 	if w.Op.kind != 0 {
 		var name string
-		if w.Op.kind != '"' || json.Unmarshal(w.Op.of(body), &name) != nil || name != opDiagnostics {
+		if w.Op.kind != '"' || jsonv2.Unmarshal(w.Op.of(body), &name) != nil || name != opDiagnostics {
 			return "", nil, newError(CodeUnknownOp, fmt.Sprintf("op %s is not supported; the only op is %q", truncate(string(w.Op.of(body)), 40), opDiagnostics))
 		}
 		return opDiagnostics, nil, nil
@@ -139,7 +139,7 @@ func repeatedInInput(err error) bool {
 // refuse a name given twice anywhere else.
 func decodeRepeatingInput(body []byte) (wireBody, error) {
 	var w wireBody
-	if err := json.Unmarshal(body, &w, jsontext.AllowDuplicateNames(true)); err != nil {
+	if err := jsonv2.Unmarshal(body, &w, jsontext.AllowDuplicateNames(true)); err != nil {
 		return w, err
 	}
 	if w.Input.count > 1 {
@@ -147,12 +147,12 @@ func decodeRepeatingInput(body []byte) (wireBody, error) {
 	}
 	rest := make([]byte, 0, len(body))
 	rest = append(append(append(rest, body[:w.Input.start]...), "{}"...), body[w.Input.end:]...)
-	return w, json.Unmarshal(rest, new(wireBody))
+	return w, jsonv2.Unmarshal(rest, new(wireBody))
 }
 
 // bodyError explains why the body was refused.
 func bodyError(err error) *Error {
-	var se *json.SemanticError
+	var se *jsonv2.SemanticError
 	var syn *jsontext.SyntacticError
 	switch {
 	case errors.As(err, &se) && se.JSONPointer == "":

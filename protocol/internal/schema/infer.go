@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/invopop/jsonschema"
 )
 
@@ -33,8 +33,8 @@ var (
 	aliaserType       = reflect.TypeOf((*jsonSchemaAliaser)(nil)).Elem()
 	textMarshalerType = reflect.TypeOf((*encoding.TextMarshaler)(nil)).Elem()
 	// The decoder calls these methods instead of reading a struct's fields.
-	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
-	unmarshalerFromType = reflect.TypeFor[json.UnmarshalerFrom]()
+	unmarshalerType     = reflect.TypeFor[jsonv2.Unmarshaler]()
+	unmarshalerFromType = reflect.TypeFor[jsonv2.UnmarshalerFrom]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 	timeType            = reflect.TypeOf(time.Time{})
 	urlType             = reflect.TypeOf(url.URL{})
@@ -338,11 +338,11 @@ func decoderAccepts(t reflect.Type, path string) error {
 	if p.Implements(unmarshalerType) || p.Implements(unmarshalerFromType) || p.Implements(textUnmarshalerType) {
 		return nil
 	}
-	err := json.Unmarshal([]byte("{}"), reflect.New(t).Interface())
+	err := jsonv2.Unmarshal([]byte("{}"), reflect.New(t).Interface())
 	if err == nil {
 		return nil
 	}
-	var se *json.SemanticError
+	var se *jsonv2.SemanticError
 	if errors.As(err, &se) && se.Err != nil {
 		err = se.Err
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -342,6 +342,6 @@ func TestInferNamesAsTheDecoderReads(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"type":"object","properties":{"price€":{"type":"integer","minimum":0}},"required":["price€"]}`, string(got))
 	var v withOddName
-	require.NoError(t, json.Unmarshal([]byte(`{"price€":5,"Price":7}`), &v))
+	require.NoError(t, jsonv2.Unmarshal([]byte(`{"price€":5,"Price":7}`), &v))
 	assert.Equal(t, 5, v.Price)
 }
