@@ -163,7 +163,8 @@ func (k Key) matches(ts string, body []byte, first *[32]byte, more [][32]byte) b
 // MEDIAN_KEY and, when set, MEDIAN_KEY_PREVIOUS (PROTOCOL.md §1.2): an unset
 // MEDIAN_KEY is missing_secret even when MEDIAN_KEY_PREVIOUS is set; a
 // MEDIAN_KEY_PREVIOUS that is set but unusable is reported like an unusable
-// MEDIAN_KEY (one that is empty or white space only counts as unset). It returns the usable keys and the first problem.
+// MEDIAN_KEY (one that is empty or white space only counts as unset). It
+// returns the usable keys and the first problem.
 func parseKeys(keys []string) ([]Key, *Error) {
 	names := make([]string, len(keys))
 	for i := range keys {

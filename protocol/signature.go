@@ -8,6 +8,16 @@ import (
 	"time"
 )
 
+// This file has two parsers of the median-signature header, for speed:
+// parseUsualSignature reads the one form Median sends,
+// "t=<ms>,v1=<64 hex>" with nothing around it, in one pass and without
+// allocating, and answers only "parsed" or "not this form"; parseSignature
+// reads every form the contract allows (several v1 entries, other schemes,
+// spaces, any order) and explains what is wrong with a header it refuses.
+// parseSignature tries the usual form first. FuzzParseSignature holds the
+// two to one reading: for any header it checks what parseSignature returns,
+// by either path, against a reference reading of the contract's rules.
+
 // signatureHeader is the header that carries Median's signature.
 const signatureHeader = "median-signature"
 

@@ -16,9 +16,10 @@ import (
 var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // Tool is a registered tool: name, description, risk, input schema and the
-// function that runs it. Interceptors see it (its name is the call's Tool). Build it with [NewTool] and pass it in
-// [Config.Tools]. Problems found while building it (a bad name, a type that
-// cannot be described) are reported by [New], all at once.
+// function that runs it. Build it with [NewTool] and pass it in
+// [Config.Tools]. Problems found while building it (a bad name, a type
+// that cannot be described) are reported by [New], all at once.
+// Interceptors see it: its name is the call's Tool.
 type Tool struct {
 	name        string
 	description string

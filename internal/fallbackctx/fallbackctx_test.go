@@ -4,7 +4,12 @@ import (
 	"context"
 	"sync"
 	"testing"
+
+	"go.uber.org/goleak"
 )
+
+// TestMain fails the package's tests when a goroutine outlives them.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 type key struct{}
 

@@ -1,7 +1,3 @@
-// Package schema infers JSON Schema (draft 2020-12) documents from Go types,
-// compiles schema documents and validates tool inputs against them, turning
-// validation failures into short, plain-English problems that an AI agent can
-// read and act on.
 package schema
 
 import (

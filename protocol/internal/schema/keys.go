@@ -8,8 +8,13 @@ import (
 )
 
 // This file finds, for each place of an input, the object schemas that
-// apply there, so that the case rule (input.go) can tell a key that differs
+// apply there, so that the case rule (read.go) can tell a key that differs
 // from a declared property only in case.
+
+// maxExpandDepth bounds how many references and applicators expand
+// follows from one schema, so that a schema nested without end (through
+// $ref chains) costs a bounded walk.
+const maxExpandDepth = 64
 
 // schemaWalker finds the schemas that apply at each place of an input.
 // Schemas are followed from the root through local $ref, allOf/anyOf/oneOf,
@@ -30,7 +35,7 @@ func (c *schemaWalker) expand(schemas []any) []map[string]any {
 	var visit func(s any, depth int)
 	visit = func(s any, depth int) {
 		obj, ok := s.(map[string]any)
-		if !ok || depth > maxFastDepth {
+		if !ok || depth > maxExpandDepth {
 			return
 		}
 		id := reflect.ValueOf(obj).Pointer()

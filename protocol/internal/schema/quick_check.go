@@ -12,7 +12,7 @@ import (
 )
 
 // This file is the quick check's walk over an input's jsontext tokens;
-// fast_compile.go builds the nodes it walks against.
+// quick_compile.go builds the nodes it walks against.
 
 // fastCheck reports whether input is, for sure, valid against n: a single
 // JSON value with nothing but space around it. The decoder refuses a key
