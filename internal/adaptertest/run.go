@@ -86,10 +86,13 @@ func Run(t *testing.T, a Adapter) {
 		assert.Zero(t, runs.Echo.Load(), "the middleware never runs a registered tool itself")
 	})
 
+	// A handler's own answer also reaches the log, naming its status: each
+	// case has its own handler, as the warning comes once per interval.
 	t.Run("middleware chain", func(t *testing.T) {
-		h, runs := NewHandler()
 		for i, tc := range ChainCases(a) {
 			t.Run(tc.Name, func(t *testing.T) {
+				logs := &syncWriter{}
+				h, runs := NewHandler(func(cfg *protocol.Config) { cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil)) })
 				var mu sync.Mutex
 				var ran []int
 				c := Start(t, a.Chain(h, tc.Steps, func(i int) { mu.Lock(); ran = append(ran, i); mu.Unlock() }))
@@ -103,9 +106,13 @@ func Run(t *testing.T, a Adapter) {
 				mu.Lock()
 				defer mu.Unlock()
 				assert.Equal(t, tc.Ran, ran, "the handlers that ran: none after the first that answered")
+				assert.Zero(t, runs.Echo.Load(), "no tool runs behind the middleware")
+				if tc.Body != "" {
+					assert.Contains(t, logs.String(), fmt.Sprintf(`"status":%d`, tc.Want.Status), "the warning names the status the handler answered (log %s)", logs.String())
+					assert.Contains(t, logs.String(), "outside the contract")
+				}
 			})
 		}
-		assert.Zero(t, runs.Echo.Load(), "no tool runs behind the middleware")
 	})
 
 	t.Run("middleware replay", func(t *testing.T) {
@@ -280,6 +287,25 @@ func Run(t *testing.T, a Adapter) {
 			}
 		}
 	})
+}
+
+// syncWriter serializes writes to w: a handler's log lines may come from
+// the server's goroutines while the test reads them.
+type syncWriter struct {
+	mu sync.Mutex
+	w  bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
 }
 
 // Recorder is the kit's Answer: it answers the custom tools (and ToolEcho),
