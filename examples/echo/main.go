@@ -78,9 +78,10 @@ func answerCall(orders *catalog.Orders) echo.HandlerFunc {
 			return echomedian.Respond(c, nil, nil)
 		}
 		if !catalog.Has(call.Tool) {
-			// The middleware lets through tools the Handler does not know,
-			// for handlers that know more: this shop does not, so it
-			// answers 404 unknown_tool, stored for replay like any answer.
+			// The middleware answers a tool the Handler does not declare
+			// 404 unknown_tool itself; one it declares but the catalog
+			// does not dispatch gets the same answer here, stored for
+			// replay like any answer.
 			return echomedian.Respond(c, nil, protocol.CodeUnknownTool)
 		}
 		result, err := catalog.Dispatch(orders, call)
