@@ -83,16 +83,17 @@ func Mount(r chi.Router, path string, h *protocol.Handler, handlers ...http.Hand
 
 // Middleware returns net/http middleware (for chi's Use and With, or any
 // router) that verifies Median's requests with h and lets only verified
-// tool calls through to next, which answers with [Respond]. It is
-// [protocol.Handler.Middleware]: everything else (a refusal, the GET
-// manifest, the diagnostics answer, the stored answer of a repeated
-// toolCallId, the 405) is answered here and next does not run.
+// calls of the tools in protocol.Config.Tools through to next, which
+// answers with [Respond]. It is [protocol.Handler.Middleware]: everything
+// else (a refusal, 404 unknown_tool for any other tool, the GET manifest,
+// the diagnostics answer, the stored answer of a repeated toolCallId, the
+// 405) is answered here and next does not run.
 //
-// next finds the call with [CallFrom] and reads r.Body as Median sent it.
-// A call it leaves unanswered gets execution_failed kept for its
-// toolCallId, so a repeat is answered at once; a panic in it is recovered,
-// logged and answered execution_failed. Prefer [Mount] with a handler,
-// which also registers every method and the trailing slash.
+// next finds the call with [CallFrom] and reads r.Body as Median sent it. A
+// call it leaves unanswered gets execution_failed kept for its toolCallId,
+// so a repeat is answered at once; a panic in it is recovered, logged and
+// answered execution_failed. Prefer [Mount] with a handler, which also
+// registers every method and the trailing slash.
 func Middleware(h *protocol.Handler) func(next http.Handler) http.Handler {
 	return h.Middleware
 }

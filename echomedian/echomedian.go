@@ -115,12 +115,13 @@ func chain(handlers []echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// Middleware returns echo middleware that verifies Median's requests with
-// h ([protocol.Handler.Middleware]) and lets only verified tool calls
-// through to the next handler, which answers with [Respond]. Everything
-// else (a refusal, the GET manifest, the diagnostics answer, the stored
-// answer of a repeated toolCallId, the 405) is answered here and the next
-// handler does not run.
+// Middleware returns echo middleware that verifies Median's requests with h
+// ([protocol.Handler.Middleware]) and lets only verified calls of the tools
+// in protocol.Config.Tools through to the next handler, which answers with
+// [Respond]. Everything else (a refusal, 404 unknown_tool for any other
+// tool, the GET manifest, the diagnostics answer, the stored answer of a
+// repeated toolCallId, the 405) is answered here and the next handler does
+// not run.
 //
 // The next handler finds the call with [CallFrom] (it is on
 // c.Request().Context()) and reads c.Request().Body as Median sent it. An

@@ -141,20 +141,20 @@ func step(handler fiber.Handler) fiber.Handler {
 }
 
 // Middleware returns fiber middleware that verifies Median's requests with
-// h and lets only verified tool calls through to the next handlers, which
-// answer with [Respond]. Everything else (a refusal, the GET manifest, the
-// diagnostics answer, the stored answer of a repeated toolCallId, the 405)
-// is answered here and the next handlers do not run.
+// h and lets only verified calls of the tools in protocol.Config.Tools
+// through to the next handlers, which answer with [Respond]. Everything
+// else (a refusal, 404 unknown_tool for any other tool, the GET manifest,
+// the diagnostics answer, the stored answer of a repeated toolCallId, the
+// 405) is answered here and the next handlers do not run.
 //
 // The next handlers find the call with [CallFrom] (it is on
 // c.UserContext()) and read c.Body() as Median sent it, streamed bodies
 // (fiber.Config.StreamRequestBody) included. An error they return is
 // answered like Respond(c, nil, err). A call they leave unanswered gets
 // execution_failed kept for its toolCallId, so a repeat is answered at
-// once; a panic in them is recovered, logged and answered
-// execution_failed. The middleware itself never returns an error. Prefer
-// [Mount] with handlers, which also registers every method and the
-// trailing slash.
+// once; a panic in them is recovered, logged and answered execution_failed.
+// The middleware itself never returns an error. Prefer [Mount] with
+// handlers, which also registers every method and the trailing slash.
 func Middleware(h *protocol.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		ctx := newContext(c)

@@ -131,10 +131,12 @@ func step(handler gin.HandlerFunc) gin.HandlerFunc {
 func answered(c *gin.Context) bool { return c.IsAborted() || ginWriter{c.Writer}.Written() }
 
 // Middleware returns gin middleware that verifies Median's requests with h
-// ([protocol.Handler.Middleware]) and lets only verified tool calls through
-// to the handlers after it, which answer with [Respond]. Everything else (a
-// refusal, the GET manifest, the diagnostics answer, the stored answer of a
-// repeated toolCallId, the 405) is answered here and the chain is aborted.
+// ([protocol.Handler.Middleware]) and lets only verified calls of the tools
+// in protocol.Config.Tools through to the handlers after it, which answer
+// with [Respond]. Everything else (a refusal, 404 unknown_tool for any
+// other tool, the GET manifest, the diagnostics answer, the stored answer
+// of a repeated toolCallId, the 405) is answered here and the chain is
+// aborted.
 //
 // The handlers after it find the call with [CallFrom] (it is on
 // c.Request.Context()) and read c.Request.Body as Median sent it. A call

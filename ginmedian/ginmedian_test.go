@@ -159,3 +159,23 @@ func TestPanicAbortsTheChain(t *testing.T) {
 	assert.JSONEq(t, `{"error":{"code":"execution_failed","message":"tool custom failed unexpectedly"}}`, w.Body.String())
 	assert.False(t, after, "the handlers after the panic do not run")
 }
+
+// TestRespondEndsAChainOfYourOwn checks that Respond aborts gin's chain, so
+// that behind Middleware on a route of your own, too, no handler runs
+// after the one that answered.
+func TestRespondEndsAChainOfYourOwn(t *testing.T) {
+	h, _ := adaptertest.NewHandler()
+	r := gin.New()
+	after := 0
+	r.POST(adaptertest.Path, ginmedian.Middleware(h),
+		func(c *gin.Context) { ginmedian.Respond(c, nil, adaptertest.Refusal) },
+		func(c *gin.Context) { after++; ginmedian.Respond(c, "ran", nil) })
+	body := adaptertest.ToolCall(adaptertest.ToolCustom, "call_own_chain", `{}`)
+	req := httptest.NewRequest(http.MethodPost, adaptertest.Path, bytes.NewReader(body))
+	req.Header.Set(adaptertest.SignatureHeader, adaptertest.MustKey(adaptertest.Key).Sign(adaptertest.Now, body))
+	w := httptest.NewRecorder()
+	r.ServeHTTP(w, req)
+	assert.Equal(t, http.StatusOK, w.Code)
+	assert.JSONEq(t, `{"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Sign in to see your orders."}}`, w.Body.String())
+	assert.Zero(t, after, "the handler after the one that answered ran")
+}
