@@ -63,10 +63,16 @@ func TestChain(t *testing.T) {
 }
 
 // TestChainUnwraps lets http.ResponseController reach the writer
-// underneath the chain's tracker.
+// underneath the chain's tracker: a handler of the chain can flush.
 func TestChainUnwraps(t *testing.T) {
-	var w http.ResponseWriter = &tracker{ResponseWriter: httptest.NewRecorder()}
-	if _, ok := w.(interface{ Unwrap() http.ResponseWriter }); !ok {
-		t.Fatal("the tracker has no Unwrap")
+	flush := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if err := http.NewResponseController(w).Flush(); err != nil {
+			t.Errorf("Flush through the chain: %v", err)
+		}
+	})
+	w := httptest.NewRecorder()
+	Chain([]http.Handler{flush, flush}).ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/", nil))
+	if !w.Flushed {
+		t.Error("the writer underneath was not flushed")
 	}
 }
