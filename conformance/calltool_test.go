@@ -267,3 +267,20 @@ func TestEveryRequestCarriesTheSuitesUserAgent(t *testing.T) {
 	defer mu.Unlock()
 	assert.Equal(t, map[string]int{"mediancheck/v1.0.0": 2}, agents, "the manifest GET and the call")
 }
+
+// TestSuiteIgnoresASamplesToolCallID: ToolCallID is CallTool's; each call
+// the suite sends has its own id, even from a sample that names one.
+func TestSuiteIgnoresASamplesToolCallID(t *testing.T) {
+	target, bodies := recording(fixtureTarget(t, mux(newHandler(t, testKey, nil))))
+	for i := range target.Tools {
+		target.Tools[i].ToolCallID = "call_fixed"
+	}
+	rep, err := conformance.Check(t.Context(), target, conformance.Options{Run: "^(execution|replay)/"})
+	require.NoError(t, err)
+	require.NoError(t, rep.Err())
+	require.NotEmpty(t, bodies())
+	for _, b := range bodies() {
+		assert.NotEqual(t, "call_fixed", b["toolCallId"])
+	}
+	assert.Equal(t, "call_fixed", target.Tools[0].ToolCallID, "the caller's samples are left as they were")
+}
