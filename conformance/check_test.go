@@ -59,6 +59,15 @@ func TestCheckSelectsAndValidates(t *testing.T) {
 		"Target.URL is empty":                          func(tg *conformance.Target) { tg.URL = "" },
 		"Target.Key is empty":                          func(tg *conformance.Target) { tg.Key = " " },
 		`Target.Skip: no case has id "signature/gone"`: func(tg *conformance.Target) { tg.Skip = []string{"signature/missing", "signature/gone"} },
+		"Target.Tools[1]: echo: encoding the input": func(tg *conformance.Target) {
+			tg.Tools = []conformance.ToolSample{{Tool: "echo"}, {Tool: "echo", Input: func() {}}}
+		},
+		"Target.Tools[0]: echo: the input is not valid JSON": func(tg *conformance.Target) {
+			tg.Tools = []conformance.ToolSample{{Tool: "echo", Input: json.RawMessage(`{"message":`)}}
+		},
+		`Target.Tools[0]: echo: expect "ok" is not one of`: func(tg *conformance.Target) {
+			tg.Tools = []conformance.ToolSample{{Tool: "echo", Expect: "ok"}}
+		},
 	} {
 		bad := target
 		edit(&bad)
