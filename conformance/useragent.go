@@ -1,15 +1,19 @@
 package conformance
 
-import "runtime/debug"
+import (
+	"runtime/debug"
+	"sync"
+)
 
 // modulePath is this library's module.
 const modulePath = "github.com/median-go/median"
 
 // defaultUserAgent is the User-Agent of the suite's requests when
-// Target.UserAgent is empty: "median-go-conformance/<version>".
-func defaultUserAgent() string {
+// Target.UserAgent is empty: "median-go-conformance/<version>", read from
+// the build once.
+var defaultUserAgent = sync.OnceValue(func() string {
 	return "median-go-conformance/" + moduleVersion(debug.ReadBuildInfo())
-}
+})
 
 // moduleVersion returns the version of this module in the build info: the
 // main module's when the build is of this module, the dependency's when an
