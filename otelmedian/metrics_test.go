@@ -51,15 +51,15 @@ func TestMetrics(t *testing.T) {
 	invalid := []attribute.KeyValue{outcome("error"), errorType("invalid_input"), executeTool, tool("lookup_order"), riskLow, notReplayed}
 
 	assert.Equal(t, map[string]int64{
-		set(append(result, notReplayed, post)...):                         1,
-		set(append(result, replayed, post)...):                            1,
-		set(append(failed, post)...):                                      1,
-		set(append(refused, post)...):                                     1,
-		set(append(invalid, post)...):                                     1,
-		set(outcome("result"), get):                                       1, // the manifest
-		set(outcome("error"), errorType("diagnostics_unsupported"), post): 1,
-		set(outcome("error"), errorType("missing_signature"), post):       1,
-		set(outcome("error"), errorType("method_not_allowed"), other):     1,
+		set(append(result, notReplayed, post)...):                     1,
+		set(append(result, replayed, post)...):                        1,
+		set(append(failed, post)...):                                  1,
+		set(append(refused, post)...):                                 1,
+		set(append(invalid, post)...):                                 1,
+		set(outcome("result"), get):                                   1, // the manifest
+		set(outcome("result"), post):                                  1, // the diagnostics report
+		set(outcome("error"), errorType("missing_signature"), post):   1,
+		set(outcome("error"), errorType("method_not_allowed"), other): 1,
 	}, e.requestCounts(t))
 
 	assert.Equal(t, map[string]uint64{

@@ -18,7 +18,8 @@ type Code string
 // panicked. The codes and their statuses are PROTOCOL.md §7.
 const CodeExecutionFailed Code = "execution_failed"
 
-// CodeDiagnosticsUnsupported is answered 200: no diagnostics function is configured.
+// CodeDiagnosticsUnsupported is answered 200: the operator turned the
+// diagnostics report off (Config.DiagnosticsOff).
 const CodeDiagnosticsUnsupported Code = "diagnostics_unsupported"
 
 // CodeInvalidBody is answered 400 (413 when too large, 409 on a reused toolCallId).

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -315,10 +316,11 @@ func appError(msg string) json.RawMessage {
 // dropping whole entries in §10's order when it is longer: tools without
 // failures (fewest calls first) and app, then the other tools (fewest
 // failures first). Should that not be enough (a great many keys), refusal
-// codes and keys follow, the least used first; service and clock always
-// remain. Omitted says how many entries were dropped.
+// codes (least counted first) and keys (last configured first) follow;
+// service and clock always remain. Omitted says how many entries were
+// dropped.
 func encodeReport(r Report) []byte {
-	body, err := json.Marshal(r)
+	body, err := marshalReport(r)
 	if err == nil && utf8.RuneCount(body) <= maxReportChars {
 		return body
 	}
@@ -332,7 +334,7 @@ func encodeReport(r Report) []byte {
 	}
 	var least Report
 	least.Service, least.Clock, least.Omitted = r.Service, r.Clock, len(drops)
-	body, _ = json.Marshal(least)
+	body, _ = marshalReport(least)
 	return body
 }
 
@@ -390,8 +392,20 @@ func encodeWithout(r Report, drops []drop) []byte {
 		d(&r)
 	}
 	r.Omitted = len(drops)
-	body, _ := json.Marshal(r)
+	body, _ := marshalReport(r)
 	return body
+}
+
+// marshalReport encodes r without escaping <, > and &, as answers are
+// encoded: a message reads as the agent got it, in fewer characters.
+func marshalReport(r Report) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
 // libraryVersion is the library's module version from the build info,

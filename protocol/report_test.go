@@ -168,6 +168,7 @@ func TestReportCounts(t *testing.T) {
 	require.NotNil(t, echo.LastFailure)
 	assert.Equal(t, "invalid_input", echo.LastFailure.Code)
 	assert.Contains(t, echo.LastFailure.Message, "orderId")
+	assert.Contains(t, r.raw, `"orderId: must be >= 1"`, "messages are not HTML-escaped, as in the answer")
 	fail := r.Tools["fail"]
 	assert.Equal(t, int64(1), fail.Failed)
 	require.NotNil(t, fail.LastFailure)
