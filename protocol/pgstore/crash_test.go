@@ -89,8 +89,8 @@ func TestInstanceKilledInsideTheTransaction(t *testing.T) {
 	b := newBench(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), instanceEnv+"="+b.srv.URL, instanceTableEnv+"="+b.opts.Table)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &syncBuffer{} // written by exec's copying goroutine
+	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
