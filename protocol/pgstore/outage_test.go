@@ -36,7 +36,11 @@ type outage struct {
 	srv           *pgtest.Server
 	h             *protocol.Handler
 	cancels, look atomic.Int64
+	holds         atomic.Int64  // runs of hold_order
+	entered       chan struct{} // hold_order has written in its transaction
+	release       chan struct{} // closed to let hold_order return
 	logs          *syncBuffer
+	pool          *pgxpool.Pool
 }
 
 type syncBuffer struct {
@@ -60,7 +64,7 @@ func (b *syncBuffer) String() string {
 // defaults: the store deadline alone must bound each call.
 func newOutage(t *testing.T) *outage {
 	t.Helper()
-	o := &outage{srv: pgtest.Start(t), logs: &syncBuffer{}}
+	o := &outage{srv: pgtest.Start(t), logs: &syncBuffer{}, entered: make(chan struct{}, 4), release: make(chan struct{})}
 	pool, err := pgxpool.New(context.Background(), o.srv.URL)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
@@ -68,6 +72,7 @@ func newOutage(t *testing.T) *outage {
 	_, err = pool.Exec(context.Background(), "CREATE TABLE cancellations (order_id text NOT NULL, tool_call_id text PRIMARY KEY)")
 	require.NoError(t, err)
 	store := newStore(t, pool, opts)
+	o.pool = pool
 	o.h, err = protocol.New(protocol.Config{
 		Keys:         []string{storetest.Key},
 		Store:        store,
@@ -80,6 +85,17 @@ func newOutage(t *testing.T) *outage {
 					tx, _ := pgstore.Tx(ctx)
 					_, err := tx.Exec(ctx, "INSERT INTO cancellations VALUES ($1, $2)", call.Input.OrderID, call.ToolCallID)
 					return "cancelled", err
+				}),
+			protocol.NewTool("hold_order", protocol.RiskLow, "Writes, then waits for the test.",
+				func(ctx context.Context, call protocol.ToolCall[cancelInput]) (string, error) {
+					o.holds.Add(1)
+					tx, _ := pgstore.Tx(ctx)
+					if _, err := tx.Exec(ctx, "INSERT INTO cancellations VALUES ($1, $2)", call.Input.OrderID, call.ToolCallID); err != nil {
+						return "", err
+					}
+					o.entered <- struct{}{}
+					<-o.release
+					return "held", nil
 				}),
 			protocol.NewTool("lookup_order", protocol.RiskLow, "Looks an order up.",
 				func(ctx context.Context, call protocol.ToolCall[cancelInput]) (string, error) {
@@ -171,6 +187,45 @@ func TestKilledServer(t *testing.T) {
 	o.srv.Restart()
 	took := o.requireRecovers(t, "after a restart on the same port")
 	t.Logf("after the restart: calls ran again after %s, without restarting the service", took.Round(time.Millisecond))
+}
+
+func TestPausedInsideTheTransaction(t *testing.T) {
+	// PostgreSQL freezes while a tool is inside its call's transaction,
+	// after its write: the commit cannot happen, so the answer must say
+	// nothing was changed, within the store deadline; when the server is
+	// back the write is not there and the next copy runs and commits.
+	o := newOutage(t)
+	id := storetest.NewID()
+	req := signed(t, "hold_order", id, cancelInput{OrderID: "A-1001"})
+	answered := make(chan protocol.Response, 1)
+	var released time.Time
+	go func() { answered <- serve(o.h, req) }()
+	<-o.entered
+	o.srv.Pause()
+	released = time.Now()
+	close(o.release)
+	resp := <-answered
+	took := time.Since(released)
+	t.Logf("paused inside the transaction: answered %s %s after the tool returned", codeOf(resp), took.Round(time.Millisecond))
+	require.Less(t, took, storeTimeout+hangMargin, "answered within the store deadline")
+	require.Equal(t, protocol.CodeExecutionFailed, codeOf(resp), "%s", resp.Body)
+	require.Contains(t, string(resp.Body), "rolled back and nothing was changed")
+	o.srv.Resume()
+
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		again := serve(o.h, req)
+		if codeOf(again) == "" {
+			require.Equal(t, `{"result":"held"}`, string(again.Body))
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "still failing 15s after SIGCONT: %s", again.Body)
+		time.Sleep(100 * time.Millisecond)
+	}
+	var n int
+	require.NoError(t, o.pool.QueryRow(context.Background(), "SELECT count(*) FROM cancellations WHERE tool_call_id = $1", id).Scan(&n))
+	require.Equal(t, 1, n, "the frozen transaction's write is gone; the next copy's committed")
+	require.Equal(t, int64(2), o.holds.Load(), "the tool ran again once, for the copy after the outage")
 }
 
 // codeOf returns the error code an answer carries, or "" for a result.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/median-go/median/internal/pgtest"
 	"github.com/median-go/median/protocol"
@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 	if instanceMain() { // a child process of the crash test
 		return
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 // newPool returns a pool on srv's database, closed when t ends.
