@@ -19,11 +19,12 @@ import (
 	"github.com/median-go/median/protocol"
 )
 
-// Default names of the store's table, when [Options] leaves them empty.
-const (
-	DefaultSchema = "median"
-	DefaultTable  = "calls"
-)
+// DefaultSchema is the schema of the store's table when [Options.Schema]
+// is empty.
+const DefaultSchema = "median"
+
+// DefaultTable is the store's table when [Options.Table] is empty.
+const DefaultTable = "calls"
 
 // sweepPerSave is how many expired rows each saved answer removes at most:
 // more than the one row a call adds, so the table never grows past what
