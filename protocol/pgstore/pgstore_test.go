@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -173,4 +174,40 @@ func rows(t testing.TB, pool *pgxpool.Pool, opts pgstore.Options, where string, 
 	}
 	require.NoError(t, pool.QueryRow(context.Background(), q, args...).Scan(&n))
 	return n
+}
+
+// TestTheServerGivesUpToo: the store sets the deadline as the
+// transaction's lock and statement timeouts, so PostgreSQL itself stops
+// waiting: a Claim on a locked table, with no deadline on its context at
+// all, fails within the 1 s fallback with the server's own timeout.
+func TestTheServerGivesUpToo(t *testing.T) {
+	srv := pgtest.Start(t)
+	pool := newPool(t, srv.URL)
+	opts := freshTable(t, pool)
+	s := newStore(t, pool, opts)
+	ctx := context.Background()
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, "LOCK TABLE "+pgx.Identifier{opts.Schema, opts.Table}.Sanitize()+" IN ACCESS EXCLUSIVE MODE")
+	require.NoError(t, err)
+
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := s.Claim(ctx, "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", "fp", time.Minute)
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second):
+		require.NoError(t, tx.Rollback(ctx)) // lets the claim end
+		t.Fatal("the claim was still waiting after 20s: the server never gave up")
+	}
+	took := time.Since(start)
+	var pgErr *pgconn.PgError
+	require.ErrorAs(t, err, &pgErr, "the server ended the wait")
+	require.Contains(t, []string{"55P03", "57014"}, pgErr.Code, "lock_timeout (lock_not_available) or statement_timeout (query_canceled)")
+	require.Less(t, took, 5*time.Second)
+	t.Logf("a claim on a locked table failed after %s: %s", took.Round(time.Millisecond), pgErr.Message)
 }
