@@ -306,6 +306,8 @@ func mustKey(key string) protocol.Key {
 		panic(err)
 	}
 	return k
+}
+
 // A lookup changes nothing: declared read-only, it still answers while the
 // replay store is down (its answer is then not kept), where a tool that
 // changes things is refused.

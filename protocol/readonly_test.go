@@ -38,19 +38,19 @@ func TestReadOnlyToolRunsThroughAStoreOutage(t *testing.T) {
 			assert.JSONEq(t, `{"orderId":3}`, string(requireResult(t, h.Serve(context.Background(), post(body)))))
 			assert.Equal(t, int64(1), looks.get(), "the read-only tool runs")
 			assert.Empty(t, store.saves, "its answer is not kept")
-			assert.Equal(t, int64(1), h.readOnlyRuns.Load(), "the run is counted")
+			assert.Equal(t, int64(1), h.stats.readOnlyRuns.Load(), "the run is counted")
 			lines := logs.find(t, "the read-only tool runs and its answer is not kept")
 			require.Len(t, lines, 1)
 			assert.Equal(t, "call_ro1", lines[0]["toolCallId"])
 
 			requireResult(t, h.Serve(context.Background(), post(body)))
 			assert.Equal(t, int64(2), looks.get(), "a repeat runs it again: nothing was kept")
-			assert.Equal(t, int64(2), h.readOnlyRuns.Load())
+			assert.Equal(t, int64(2), h.stats.readOnlyRuns.Load())
 
 			msg := requireError(t, h.Serve(context.Background(), post(toolCall("echo", "call_ro2", `{"orderId":3}`))), http.StatusOK, CodeExecutionFailed)
 			assert.Equal(t, msgStoreFailed, msg)
 			assert.Zero(t, echoes.get(), "a tool not declared read-only does not run")
-			assert.Equal(t, int64(2), h.readOnlyRuns.Load())
+			assert.Equal(t, int64(2), h.stats.readOnlyRuns.Load())
 		})
 	}
 }
@@ -67,7 +67,7 @@ func TestReadOnlyToolIsKeptWhenTheStoreWorks(t *testing.T) {
 	assert.Equal(t, string(first.Body), string(again.Body))
 	assert.Equal(t, int64(1), looks.get())
 	assert.Len(t, store.saves, 1)
-	assert.Zero(t, h.readOnlyRuns.Load())
+	assert.Zero(t, h.stats.readOnlyRuns.Load())
 }
 
 // TestReadOnlyToolDoesNotRunForAnEndedRequest: a request that ended before
@@ -94,5 +94,5 @@ func TestReadOnlyThroughMiddleware(t *testing.T) {
 	require.True(t, ok, "want the call through, got %s", resp.Body)
 	requireResult(t, Answer(callCtx, "found", nil))
 	assert.Empty(t, store.saves)
-	assert.Equal(t, int64(1), h.readOnlyRuns.Load())
+	assert.Equal(t, int64(1), h.stats.readOnlyRuns.Load())
 }
