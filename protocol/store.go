@@ -12,9 +12,9 @@ import (
 // calls.
 //
 // The default is an in-memory store for one process, bounded in bytes
-// (Config.ReplayMaxBytes); use a shared store (protocol/redisstore) when
-// several instances serve the same endpoint. Check an implementation with
-// protocol/storetest. Implementations must be safe for concurrent use.
+// (Config.ReplayMaxBytes); use a shared store (protocol/redisstore,
+// protocol/pgstore) when several instances serve the same endpoint. Check
+// an implementation with protocol/storetest. Implementations must be safe for concurrent use.
 //
 // Every call runs under a deadline (Config.StoreTimeout, default 1 s): a
 // store must honour ctx, or a store that hangs holds each request with it.
