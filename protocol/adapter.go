@@ -81,6 +81,11 @@ func (h *Handler) Serve(ctx context.Context, req Request) Response {
 	if ok {
 		resp, ok = h.riskFloor(ctx, st) // 9
 	}
+	if ok && h.runner != nil {
+		// 10 and 11 inside the store's transaction, with the tool's writes
+		// (§8.1)
+		return h.finish(ctx, st, h.runClaimed(ctx, st, h.runner))
+	}
 	if ok {
 		resp, ok = h.acquireClaim(ctx, st) // 10: the replay store
 	}

@@ -307,3 +307,17 @@ func mustKey(key string) protocol.Key {
 	}
 	return k
 }
+
+// A lookup changes nothing: declared read-only, it still answers while the
+// replay store is down (its answer is then not kept), where a tool that
+// changes things is refused.
+func ExampleReadOnly() {
+	lookup := protocol.NewTool("lookup_order", protocol.RiskLow, "Look up one of the visitor's orders.",
+		func(ctx context.Context, call protocol.ToolCall[struct {
+			OrderID string `json:"orderId"`
+		}]) (string, error) {
+			return "processing", nil
+		}, protocol.ReadOnly())
+	fmt.Println(lookup.Risk())
+	// Output: low
+}

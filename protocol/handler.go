@@ -30,6 +30,8 @@ type Handler struct {
 	manifest    []byte           // the GET answer, built once
 	manifestSum string           // hex SHA-256 of manifest, for the report
 
+	runner claimRunner // cfg.Store, when it runs claimed calls in its own transaction
+
 	stats      *stats        // the diagnostics report's counters
 	appTimeout time.Duration // bounds cfg.Diagnostics, the report's app entry
 
@@ -53,6 +55,7 @@ func New(cfg Config) (*Handler, error) {
 	keys, keyErr := parseKeys(cfg.Keys)
 	h := &Handler{cfg: withDefaults(cfg), tools: make(map[string]*Tool, len(cfg.Tools)),
 		appTimeout: min(orDefault(cfg.DiagnosticsTimeout, defaultAppTimeout), maxAppTimeout)}
+	h.runner, _ = h.cfg.Store.(claimRunner)
 	var problems []error
 	for i, t := range cfg.Tools {
 		if t == nil {

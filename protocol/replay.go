@@ -25,6 +25,7 @@ const (
 	msgRequestEnded  = "the request ended before the server could record this call, so the tool was not run and nothing was changed"
 	msgCopyStillRuns = "the request ended while another request with the same toolCallId was still running; this copy did not run the tool"
 	msgCopyOutlasted = "another request with the same toolCallId has been running for longer than its lease; this copy did not run the tool"
+	msgNotCommitted  = "the server could not commit this call's changes together with its answer, so they were rolled back and nothing was changed"
 )
 
 // replayKey is the store key of a toolCallId: the hex SHA-256 of the id, 64
@@ -35,58 +36,151 @@ func replayKey(toolCallID string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// acquireClaim takes the call's toolCallId in the replay store
-// (PROTOCOL.md §5 step 10) and holds the claim in st. It returns false and
-// the answer to send when the call must not run now. While a copy of the
-// same call runs elsewhere it asks again, with a growing pause, until that
-// copy's answer is there, its claim is handed over (its lease ended), or ctx
-// ends. It gives up (without running the tool) when the store still says
-// "running" a lease and a second after it first did, which a store that
-// hands ended leases over only does when yet another copy took the claim.
-func (h *Handler) acquireClaim(ctx context.Context, st *callState) (Response, bool) {
-	store := h.cfg.Store
-	if store == nil {
-		return Response{}, true
-	}
-	call := st.call
-	key := replayKey(call.ToolCallID)
-	sum := sha256.Sum256(call.Body)
-	fp := hex.EncodeToString(sum[:])
-	lease := h.cfg.ReplayLease
+// claimRunner is the optional capability of a Store that runs a claimed
+// call inside a transaction of its own (see [Store]).
+type claimRunner interface {
+	RunClaimed(ctx context.Context, key, fingerprint string, lease, ttl, timeout time.Duration,
+		run func(ctx context.Context) (answer []byte, commit bool)) (ClaimStatus, []byte, error)
+}
+
+// claimKey returns the call's store key, its body's fingerprint and the
+// claim's lease: Config.ReplayLease, else 1 minute or the tool's timeout
+// plus 10 s when that is longer.
+func (h *Handler) claimKey(st *callState) (key, fp string, lease time.Duration) {
+	sum := sha256.Sum256(st.call.Body)
+	lease = h.cfg.ReplayLease
 	if lease <= 0 {
 		lease = defaultReplayLease
 		if t := st.tool; t.timeout+10*time.Second > lease {
 			lease = t.timeout + 10*time.Second
 		}
 	}
+	return replayKey(st.call.ToolCallID), hex.EncodeToString(sum[:]), lease
+}
+
+// acquireClaim takes the call's toolCallId in the replay store
+// (PROTOCOL.md §5 step 10) and holds the claim in st. It returns false and
+// the answer to send when the call must not run now. A read-only tool
+// whose claim the store could not record runs all the same, without a
+// claim: its answer is sent, not kept (§8).
+func (h *Handler) acquireClaim(ctx context.Context, st *callState) (Response, bool) {
+	store := h.cfg.Store
+	if store == nil {
+		return Response{}, true
+	}
+	key, fp, lease := h.claimKey(st)
+	resp, outcome := h.waitClaim(ctx, st, lease, func() (ClaimStatus, []byte, error) {
+		return h.storeClaim(ctx, store, key, fp, lease)
+	})
+	switch outcome {
+	case claimAcquired:
+		st.held = &claim{store: store, key: key, fingerprint: fp}
+		return Response{}, true
+	case claimUnkept:
+		return Response{}, true
+	}
+	return resp, false
+}
+
+// runClaimed is steps 10 and 11 for a store that holds the claim, the
+// tool's writes and the answer in one transaction (PROTOCOL.md §8.1): the
+// store claims the call and runs the interceptors and the tool through
+// run, then keeps the answer, with the tool's writes only when the answer
+// is a result. When the store cannot commit after the tool ran, nothing it
+// wrote is kept, so a result is answered as not carried out.
+func (h *Handler) runClaimed(ctx context.Context, st *callState, store claimRunner) Response {
+	key, fp, lease := h.claimKey(st)
+	var resp Response
+	ran := false
+	run := func(ctx context.Context) ([]byte, bool) {
+		ran = true
+		resp = h.interceptAndRun(ctx, st)
+		return resp.Body, resp.code == "" && resp.refusal == ""
+	}
+	stored, outcome := h.waitClaim(ctx, st, lease, func() (ClaimStatus, []byte, error) {
+		c, err := protect(h, ctx, "the replay store's RunClaimed", st.call, func() (claimed, error) {
+			status, answer, err := store.RunClaimed(ctx, key, fp, lease, h.cfg.ReplayTTL, h.cfg.StoreTimeout, run)
+			return claimed{status, answer}, err
+		})
+		if !ran {
+			return c.status, c.answer, err
+		}
+		if err != nil {
+			h.cfg.Logger.ErrorContext(ctx, "median: replay store could not commit the call's transaction; the tool's writes and its answer were rolled back", "tool", st.call.Tool, "toolCallId", st.call.ToolCallID, "error", err)
+			if resp.code == "" && resp.refusal == "" {
+				resp = errorResponse(newError(CodeExecutionFailed, msgNotCommitted))
+			}
+		}
+		return ClaimAcquired, nil, nil
+	})
+	switch {
+	case ran:
+		return resp
+	case outcome == claimUnkept:
+		return h.interceptAndRun(ctx, st)
+	}
+	return stored
+}
+
+// interceptAndRun runs the interceptors, then the tool unless one answered.
+func (h *Handler) interceptAndRun(ctx context.Context, st *callState) Response {
+	resp, ok := h.intercept(ctx, st)
+	if ok {
+		resp = h.runTool(ctx, st)
+	}
+	return resp
+}
+
+// Outcomes of waitClaim.
+const (
+	claimAcquired = iota + 1 // the call holds the claim
+	claimAnswered            // the answer is ready: stored, a conflict or a failure
+	claimUnkept              // the store failed and the tool is read-only: run it, keep nothing
+)
+
+// waitClaim asks the store for the claim through try. While a copy of the
+// same call runs elsewhere it asks again, with a growing pause, until that
+// copy's answer is there, its claim is handed over (its lease ended), or ctx
+// ends. It gives up (without running the tool) when the store still says
+// "running" a lease and a second after it first did, which a store that
+// hands ended leases over only does when yet another copy took the claim.
+func (h *Handler) waitClaim(ctx context.Context, st *callState, lease time.Duration, try func() (ClaimStatus, []byte, error)) (Response, int) {
+	call := st.call
 	var timer *time.Timer
 	var giveUp time.Time
 	for pause := firstPoll; ; pause = min(2*pause, maxPoll) {
-		status, answer, err := h.storeClaim(ctx, store, key, fp, lease)
+		status, answer, err := try()
 		switch {
+		case err != nil && ctx.Err() != nil && !giveUp.IsZero():
+			// It ended while asking again about a copy that runs.
+			return errorResponse(newError(CodeExecutionFailed, msgCopyStillRuns)), claimAnswered
 		case err != nil && ctx.Err() != nil:
-			return errorResponse(newError(CodeExecutionFailed, msgRequestEnded)), false
+			return errorResponse(newError(CodeExecutionFailed, msgRequestEnded)), claimAnswered
+		case err != nil && st.tool.readOnly:
+			h.stats.claimFailed()
+			h.stats.readOnlyRun()
+			h.cfg.Logger.WarnContext(ctx, "median: replay store failed; the read-only tool runs and its answer is not kept", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
+			return Response{}, claimUnkept
 		case err != nil:
 			h.stats.claimFailed()
 			h.cfg.Logger.ErrorContext(ctx, "median: replay store failed; the tool was not run", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
-			return errorResponse(newError(CodeExecutionFailed, msgStoreFailed)), false
+			return errorResponse(newError(CodeExecutionFailed, msgStoreFailed)), claimAnswered
 		case status == ClaimAcquired:
-			st.held = &claim{store: store, key: key, fingerprint: fp}
-			return Response{}, true
+			return Response{}, claimAcquired
 		case status == ClaimDone:
-			return storedResponse(answer), false
+			return storedResponse(answer), claimAnswered
 		case status == ClaimConflict:
 			return errorResponse(&Error{Status: http.StatusConflict, Code: CodeInvalidBody,
-				Message: fmt.Sprintf("toolCallId %q was already used for a different call; every call needs its own id", truncate(call.ToolCallID, 80))}), false
+				Message: fmt.Sprintf("toolCallId %q was already used for a different call; every call needs its own id", truncate(call.ToolCallID, 80))}), claimAnswered
 		case status != ClaimRunning:
 			h.cfg.Logger.ErrorContext(ctx, "median: replay store answered an unknown ClaimStatus; the tool was not run", "tool", call.Tool, "toolCallId", call.ToolCallID, "status", int(status))
-			return errorResponse(newError(CodeExecutionFailed, msgStoreFailed)), false
+			return errorResponse(newError(CodeExecutionFailed, msgStoreFailed)), claimAnswered
 		}
 		// ClaimRunning: the same call runs elsewhere; ask again shortly.
 		if giveUp.IsZero() {
 			giveUp = time.Now().Add(lease + time.Second)
 		} else if time.Now().After(giveUp) {
-			return errorResponse(newError(CodeExecutionFailed, msgCopyOutlasted)), false
+			return errorResponse(newError(CodeExecutionFailed, msgCopyOutlasted)), claimAnswered
 		}
 		if timer == nil {
 			timer = time.NewTimer(pause)
@@ -97,9 +191,15 @@ func (h *Handler) acquireClaim(ctx context.Context, st *callState) (Response, bo
 		select {
 		case <-timer.C:
 		case <-ctx.Done():
-			return errorResponse(newError(CodeExecutionFailed, msgCopyStillRuns)), false
+			return errorResponse(newError(CodeExecutionFailed, msgCopyStillRuns)), claimAnswered
 		}
 	}
+}
+
+// claimed is what a store's Claim returned.
+type claimed struct {
+	status ClaimStatus
+	answer []byte
 }
 
 // storeClaim calls the store's Claim under the store deadline; a panic in
@@ -107,10 +207,6 @@ func (h *Handler) acquireClaim(ctx context.Context, st *callState) (Response, bo
 func (h *Handler) storeClaim(ctx context.Context, s Store, key, fp string, lease time.Duration) (ClaimStatus, []byte, error) {
 	ctx, cancel := h.storeContext(ctx, s)
 	defer cancel()
-	type claimed struct {
-		status ClaimStatus
-		answer []byte
-	}
 	c, err := protect(h, ctx, "the replay store's Claim", nil, func() (claimed, error) {
 		status, answer, err := s.Claim(ctx, key, fp, lease)
 		return claimed{status, answer}, err

@@ -12,15 +12,37 @@ import (
 // calls.
 //
 // The default is an in-memory store for one process, bounded in bytes
-// (Config.ReplayMaxBytes); use a shared store (protocol/redisstore) when
-// several instances serve the same endpoint. Check an implementation with
-// protocol/storetest. Implementations must be safe for concurrent use.
+// (Config.ReplayMaxBytes); use a shared store (protocol/redisstore,
+// protocol/pgstore) when several instances serve the same endpoint. Check
+// an implementation with protocol/storetest. Implementations must be safe for concurrent use.
 //
 // Every call runs under a deadline (Config.StoreTimeout, default 1 s): a
 // store must honour ctx, or a store that hangs holds each request with it.
 // When Claim fails or runs out of time, the tool is not run and the call is
-// answered execution_failed; when Save does, the answer still goes out and
-// the failure is logged.
+// answered execution_failed (unless the tool is [ReadOnly]: it then runs,
+// and its answer is sent, not kept); when Save does, the answer still goes
+// out and the failure is logged.
+//
+// A Store may also offer these methods, which the core finds by type
+// assertion:
+//
+//	Kind() string               // "memory", "redis", "postgres"; diagnostics show it
+//	Probe(ctx context.Context) error // one cheap round trip, for diagnostics
+//	RunClaimed(ctx context.Context, key, fingerprint string, lease, ttl, timeout time.Duration,
+//		run func(ctx context.Context) (answer []byte, commit bool)) (ClaimStatus, []byte, error)
+//
+// RunClaimed is for a store kept in the application's own database, so
+// that the tool's writes and its answer commit together (PROTOCOL.md
+// §8.1): the core calls it instead of Claim and Save for the tools a
+// Handler runs itself. It claims key as Claim does, inside a transaction,
+// and returns what Claim would when the call is not acquired. When it is,
+// it calls run once with a context that carries the transaction (the
+// store's own function gives it to the tool, e.g. pgstore.Tx), keeps the
+// answer run returns for ttl in the same transaction and commits: with the
+// tool's writes when commit is true, without them otherwise. An error after
+// run means nothing was committed. Each of its own steps runs under
+// timeout (Config.StoreTimeout); run is bounded by the tool's timeout.
+// Calls answered through [Handler.Middleware] use Claim and Save.
 type Store interface {
 	// Claim atomically claims key for a caller whose body hashes to
 	// fingerprint, for at most lease, in one step: it never waits for another

@@ -27,7 +27,8 @@ type Tool struct {
 	inputSchema json.RawMessage
 	schema      *schema.Schema
 	timeout     time.Duration
-	budget      int // characters; 0: no trimming
+	readOnly    bool // runs when the store cannot record its claim
+	budget      int  // characters; 0: no trimming
 	// interceptors run before this tool, after the global ones.
 	interceptors []Interceptor
 	// prepare decodes and validates the call's input and returns the run.
@@ -51,6 +52,17 @@ func WithInputSchema(raw json.RawMessage) ToolOption {
 // execution_failed saying it timed out. The tool must honour ctx.
 func WithTimeout(d time.Duration) ToolOption {
 	return func(t *Tool) { t.timeout = d }
+}
+
+// ReadOnly declares that the tool changes nothing, so that a second run of
+// one call is harmless (a lookup, a search). When the replay store cannot
+// record the call's claim (it fails or misses its deadline), a read-only
+// tool still runs: its answer is sent but not kept, and the outage is
+// logged and counted for diagnostics (PROTOCOL.md §8). Any other tool is
+// then not run and answered execution_failed. Declare only tools that
+// truly change nothing.
+func ReadOnly() ToolOption {
+	return func(t *Tool) { t.readOnly = true }
 }
 
 // WithResultBudget trims every result of the tool to at most maxChars

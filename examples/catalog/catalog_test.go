@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -379,25 +380,35 @@ func TestToolCallsAreTraced(t *testing.T) {
 
 // TestRedisOutage: the example's Redis client (examples/catalog/redis.go)
 // answers within the store deadline when Redis freezes or dies, runs no
-// tool then, and recovers by itself when Redis comes back.
+// cancel_order then while the read-only lookup_order still answers, and
+// recovers by itself when Redis comes back.
 func TestRedisOutage(t *testing.T) {
 	srv := redistest.Start(t) // skipped without a redis-server binary
 	d, err := catalog.New(catalog.Options{Key: catalogtest.Key, RedisURL: "redis://" + srv.Addr + "/0", Logger: quiet})
 	require.NoError(t, err)
 	defer d.Close()
 	target := conformance.HandlerTarget(d.Handler, catalogtest.MountPath, catalogtest.Key)
+	verified := conformance.Visitor{Verified: true, ExternalID: "user_7"}
 	lookup := func() conformance.Reply[map[string]any] {
 		return conformance.CallTool[map[string]any](t, target, conformance.ToolSample{
-			Tool: catalog.LookupOrderTool, Input: map[string]string{"orderId": "A-1001"}, Visitor: conformance.Visitor{Verified: true, ExternalID: "user_7"},
+			Tool: catalog.LookupOrderTool, Input: map[string]string{"orderId": "A-1001"}, Visitor: verified,
+		})
+	}
+	orders := 0
+	cancel := func() conformance.Reply[map[string]any] {
+		orders++
+		return conformance.CallTool[map[string]any](t, target, conformance.ToolSample{
+			Tool: catalog.CancelOrderTool, Input: map[string]string{"orderId": fmt.Sprintf("O-%d", orders)}, Visitor: verified,
+			Risk: "high", ApprovedBy: "A teammate",
 		})
 	}
 	works := func(what string) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second) // the pool may need a moment to reconnect
 		for {
-			r := lookup()
+			r := cancel()
 			if r.Error == nil {
-				assert.Equal(t, "A-1001", r.Result["orderId"], what)
+				assert.Equal(t, true, r.Result["cancelled"], what)
 				return
 			}
 			require.True(t, time.Now().Before(deadline), "%s: still %s", what, r.Raw)
@@ -407,11 +418,19 @@ func TestRedisOutage(t *testing.T) {
 	fails := func(what string) {
 		t.Helper()
 		start := time.Now()
-		r := lookup()
+		r := cancel()
 		require.NotNil(t, r.Error, "%s: %s", what, r.Raw)
 		assert.Equal(t, protocol.CodeExecutionFailed, r.Error.Code)
 		assert.Contains(t, r.Error.Message, "not run")
 		// Bounds a hang, not a speed: the store deadline is 1 s.
+		assert.Less(t, time.Since(start), 5*time.Second, what)
+		status, err := d.Orders.Status(fmt.Sprintf("O-%d", orders))
+		require.NoError(t, err)
+		assert.Equal(t, catalog.StatusProcessing, status, "%s: the order was not cancelled", what)
+		start = time.Now()
+		l := lookup()
+		require.Nil(t, l.Error, "%s: the read-only lookup_order still answers: %s", what, l.Raw)
+		assert.Equal(t, "A-1001", l.Result["orderId"], what)
 		assert.Less(t, time.Since(start), 5*time.Second, what)
 	}
 	works("before the outage")

@@ -1,8 +1,11 @@
 package catalog
 
 import (
+	"context"
 	"fmt"
 	"sync"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // The statuses an order can have in the demo.
@@ -35,12 +38,14 @@ func (e *AlreadyCancelledError) Error() string {
 	return "order " + e.OrderID + " is already cancelled"
 }
 
-// Orders is the demo's order state, kept in memory and safe for concurrent
-// use. Every order id exists and is processing until it is cancelled, except
+// Orders is the demo's order state, kept in memory (or, in the Postgres
+// mode, in a table: postgres.go) and safe for concurrent use. Every order
+// id exists and is processing until it is cancelled, except
 // MissingOrderID, which does not exist.
 type Orders struct {
 	mu        sync.Mutex
 	cancelled map[string]bool
+	pool      *pgxpool.Pool // the Postgres mode's database, nil in memory
 }
 
 // NewOrders returns an order state in which no order is cancelled.
@@ -52,6 +57,11 @@ func NewOrders() *Orders {
 func (o *Orders) Status(id string) (string, error) {
 	if id == MissingOrderID {
 		return "", &NotFoundError{OrderID: id}
+	}
+	if o.pool != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
+		defer cancel()
+		return o.tableStatus(ctx, id)
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -72,8 +82,19 @@ func (o *Orders) Cancelled() int {
 // order was cancelled before and a *NotFoundError for an unknown order.
 // Exactly one of any number of concurrent cancels of the same order succeeds.
 func (o *Orders) Cancel(id string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
+	defer cancel()
+	return o.cancel(ctx, id)
+}
+
+// cancel is Cancel on ctx: in the Postgres mode, inside the transaction of
+// the tool call on ctx, if any.
+func (o *Orders) cancel(ctx context.Context, id string) error {
 	if id == MissingOrderID {
 		return &NotFoundError{OrderID: id}
+	}
+	if o.pool != nil {
+		return o.tableCancel(ctx, id)
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -42,6 +43,10 @@ type Options struct {
 	// syntax) so several instances share them; otherwise they are kept in
 	// this process's memory.
 	RedisURL string
+	// DatabaseURL, when set (a postgres:// URL), keeps replay answers and
+	// the orders in PostgreSQL, and cancel_order cancels inside its call's
+	// transaction. New refuses to start when RedisURL is set too.
+	DatabaseURL string
 	// Logger receives the core's warnings; default slog.Default().
 	Logger *slog.Logger
 	// Warnings receives the development-key warning; default os.Stderr.
@@ -55,7 +60,7 @@ type Options struct {
 }
 
 // FromEnv returns Options read from MEDIAN_KEY, MEDIAN_KEY_PREVIOUS,
-// MEDIAN_REDIS_URL, HOST and PORT (see [Addr]), with logger for the core's
+// MEDIAN_REDIS_URL, DATABASE_URL, HOST and PORT (see [Addr]), with logger for the core's
 // log lines.
 func FromEnv(logger *slog.Logger) Options {
 	return Options{
@@ -63,6 +68,7 @@ func FromEnv(logger *slog.Logger) Options {
 		PreviousKey: os.Getenv(PreviousKeyEnv),
 		Addr:        Addr(),
 		RedisURL:    os.Getenv(RedisURLEnv),
+		DatabaseURL: os.Getenv(DatabaseURLEnv),
 		Logger:      logger,
 	}
 }
@@ -86,13 +92,16 @@ type Demo struct {
 	// safe to log and to show; empty when the key is not usable.
 	Fingerprint string
 
+	pgStore protocol.Store // the Postgres mode's store
 	closers []func() error
 }
 
 // New builds the demo endpoint. A key that is set but not usable is not an
 // error here: the handler answers every request 500 invalid_median_key, as
 // the contract says, and the core logs why once. New fails when the Redis
-// URL cannot be parsed or Redis does not answer a PING within 5 seconds.
+// URL cannot be parsed or Redis does not answer a PING within 5 seconds,
+// when PostgreSQL does not answer or its tables cannot be created, and
+// when both are set.
 func New(opts Options) (*Demo, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -103,7 +112,19 @@ func New(opts Options) (*Demo, error) {
 	if opts.Addr == "" {
 		opts.Addr = net.JoinHostPort(loopbackHost, DefaultPort)
 	}
+	if opts.RedisURL != "" && opts.DatabaseURL != "" {
+		return nil, fmt.Errorf("both %s and %s are set: the demo keeps its replay store in one of them; unset one", DatabaseURLEnv, RedisURLEnv)
+	}
 	d := &Demo{Orders: NewOrders(), Key: opts.Key, Addr: opts.Addr}
+	if opts.DatabaseURL != "" {
+		store, pool, err := newPostgres(opts.DatabaseURL)
+		if err != nil {
+			return nil, err
+		}
+		d.Orders = newTableOrders(pool)
+		d.pgStore = store
+		d.closers = append(d.closers, func() error { pool.Close(); return nil })
+	}
 	keys := []string{d.Key}
 	if strings.TrimSpace(opts.PreviousKey) != "" {
 		keys = append(keys, opts.PreviousKey)
@@ -127,6 +148,7 @@ func New(opts Options) (*Demo, error) {
 	// exporter). Tool input and results are not recorded.
 	traces, err := otelmedian.New()
 	if err != nil {
+		_ = d.Close()
 		return nil, err
 	}
 	cfg := protocol.Config{
@@ -136,6 +158,9 @@ func New(opts Options) (*Demo, error) {
 		Diagnostics: d.diagnostics,
 		Logger:      opts.Logger,
 		Now:         opts.Now,
+	}
+	if d.pgStore != nil {
+		cfg.Store = d.pgStore
 	}
 	if opts.RedisURL != "" {
 		store, closeFn, err := newRedisStore(opts.RedisURL)
@@ -154,7 +179,7 @@ func New(opts Options) (*Demo, error) {
 	return d, nil
 }
 
-// Close releases what New opened (the Redis client).
+// Close releases what New opened (the Redis client, the PostgreSQL pool).
 func (d *Demo) Close() error {
 	var errs []error
 	for _, c := range d.closers {

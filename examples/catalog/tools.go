@@ -44,11 +44,18 @@ func Tools(orders *Orders) []*protocol.Tool {
 			"Look up one of the signed-in customer's orders by its id: its status and a link to open it.",
 			func(ctx context.Context, call protocol.ToolCall[OrderInput]) (Order, error) {
 				return LookupOrder(orders, call.Visitor, call.Input)
-			}),
+			},
+			// It changes nothing: when the replay store is down it still
+			// answers (docs/PROTOCOL.md §8).
+			protocol.ReadOnly()),
 		protocol.NewTool(CancelOrderTool, protocol.RiskHigh,
 			"Cancel an order by its id. A teammate approves every cancellation before it runs.",
 			func(ctx context.Context, call protocol.ToolCall[OrderInput]) (Cancellation, error) {
-				return CancelOrder(orders, call.Input)
+				// ctx carries the call's transaction in the Postgres mode.
+				if err := orders.cancel(ctx, call.Input.OrderID); err != nil {
+					return Cancellation{}, err
+				}
+				return Cancellation{OrderID: call.Input.OrderID, Cancelled: true}, nil
 			}),
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -19,12 +20,13 @@ var heavy = map[string][]string{
 	"fibermedian":    {"github.com/gofiber/fiber/v2", "github.com/valyala/fasthttp"},
 	"fibermedian/v3": {"github.com/gofiber/fiber/v3", "github.com/valyala/fasthttp"},
 	"redis":          {"github.com/redis/go-redis"},
+	"pgx":            {"github.com/jackc/pgx", "github.com/jackc/puddle"},
 	"otel":           {"go.opentelemetry.io/otel"},
 }
 
 // neverAllowed are the entries of heavy that name no adapter: no adapter's
 // user may load them.
-var neverAllowed = map[string]bool{"redis": true, "otel": true}
+var neverAllowed = map[string]bool{"redis": true, "pgx": true, "otel": true}
 
 // eachAdapter runs check as a subtest for every adapter of heavy, skipping
 // the whole test when the go command cannot be run.
@@ -167,5 +169,46 @@ func TestTestKitsAddNothingToProtocol(t *testing.T) {
 				t.Errorf("%s loads packages protocol does not; use the standard library there:\n\t%s", kit, strings.Join(extra, "\n\t"))
 			}
 		})
+	}
+}
+
+// TestRedisStoreUserLoadsNoPgx: an app on gin with the Redis store (and so
+// with the memory store, which is in protocol) loads no PostgreSQL driver.
+func TestRedisStoreUserLoadsNoPgx(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	loaded := strings.Fields(goList(t, "-deps", "-test", "-f", "{{.ImportPath}}",
+		module+"/ginmedian", module+"/protocol", module+"/protocol/redisstore"))
+	if !slices.Contains(loaded, "github.com/redis/go-redis/v9") {
+		t.Fatalf("go list did not load the Redis client; the check itself is broken")
+	}
+	for _, pkg := range loaded {
+		if strings.HasPrefix(pkg, "github.com/jackc/") {
+			t.Errorf("a user of ginmedian with redisstore would load %s", pkg)
+		}
+	}
+}
+
+// TestOnlyPgstoreImportsPgx: pgx is imported by protocol/pgstore and the
+// examples, and by no other package of the module, tests included.
+func TestOnlyPgstoreImportsPgx(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	out := goList(t, "-f", "{{.ImportPath}} {{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", "./...")
+	users := 0
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
+		if len(f) == 0 || !slices.ContainsFunc(f[1:], func(p string) bool { return strings.HasPrefix(p, "github.com/jackc/") }) {
+			continue
+		}
+		users++
+		if pkg := f[0]; pkg != module+"/protocol/pgstore" && !strings.HasPrefix(pkg, module+"/examples/") {
+			t.Errorf("%s imports pgx: only protocol/pgstore and the examples may", pkg)
+		}
+	}
+	if users == 0 {
+		t.Fatal("no package imports pgx; the check itself is broken")
 	}
 }

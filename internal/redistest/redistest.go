@@ -22,7 +22,7 @@ const URLEnv = "MEDIAN_TEST_REDIS_URL"
 
 // URL returns the test server's URL: $MEDIAN_TEST_REDIS_URL, else a server
 // answering PING on 127.0.0.1:6379 or 127.0.0.1:6399. It skips the test
-// when there is none.
+// when there is none, or fails it when CI=true.
 func URL(t testing.TB) string {
 	t.Helper()
 	if u := os.Getenv(URLEnv); u != "" {
@@ -34,8 +34,19 @@ func URL(t testing.TB) string {
 			return "redis://" + addr + "/0"
 		}
 	}
-	t.Skip("no Redis server: start one (redis-server --port 6399) or set " + URLEnv + "=redis://127.0.0.1:6379/0")
+	missing(t, "no Redis server: start one (redis-server --port 6399) or set "+URLEnv+"=redis://127.0.0.1:6379/0")
 	return ""
+}
+
+// missing skips the test for want of Redis, or fails it when CI=true: CI
+// must run the Redis tests, so .ci/run installs and starts redis-server.
+func missing(t testing.TB, msg string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatal("redistest: " + msg + " (CI=true: .ci/run must install and start redis-server)")
+		return
+	}
+	t.Skip("redistest: " + msg)
 }
 
 // ping sends PING to a Redis server at addr and expects +PONG.
@@ -73,12 +84,13 @@ type Server struct {
 
 // Start starts redis-server on a free port of 127.0.0.1 and waits until it
 // answers. It skips the test when the redis-server binary is missing
-// (.ci/run installs it; apt-get install redis-server).
+// (.ci/run installs it; apt-get install redis-server), or fails it when
+// CI=true.
 func Start(t testing.TB) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		t.Skip("redis-server is not installed (apt-get install redis-server): skipping a test that freezes and kills its own server")
+		missing(t, "redis-server is not installed (apt-get install redis-server): skipping a test that freezes and kills its own server")
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -33,10 +33,11 @@ const (
 // outage is a Handler on a redisstore whose server the test controls, with
 // a tool that counts its runs.
 type outage struct {
-	srv  *redistest.Server
-	h    *protocol.Handler
-	runs atomic.Int64
-	logs *syncBuffer
+	srv   *redistest.Server
+	h     *protocol.Handler
+	runs  atomic.Int64
+	looks atomic.Int64 // runs of the read-only lookup_order
+	logs  *syncBuffer
 }
 
 // syncBuffer is a log sink safe for concurrent writes.
@@ -81,10 +82,35 @@ func newOutage(t *testing.T) *outage {
 			func(ctx context.Context, call protocol.ToolCall[orderInput]) (map[string]string, error) {
 				o.runs.Add(1)
 				return map[string]string{"orderId": call.Input.OrderID, "status": "cancelled"}, nil
-			})},
+			}),
+			protocol.NewTool("lookup_order", protocol.RiskLow, "Looks an order up.",
+				func(ctx context.Context, call protocol.ToolCall[orderInput]) (string, error) {
+					o.looks.Add(1)
+					return "processing", nil
+				}, protocol.ReadOnly()),
+		},
 	})
 	require.NoError(t, err)
 	return o
+}
+
+// requireReadOnlyRuns checks that a read-only tool runs while the store
+// cannot record its claim, answered within the store deadline, its answer
+// not kept.
+func (o *outage) requireReadOnlyRuns(t *testing.T, what string) {
+	t.Helper()
+	body := fmt.Appendf(nil, `{"tool":"lookup_order","toolCallId":%q,"input":{"orderId":"A-1001"},`+
+		`"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false}}}`, storetest.NewID())
+	key, err := protocol.ParseKey(storetest.Key)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	resp := o.h.Serve(ctx, protocol.Request{Method: http.MethodPost, Signature: key.Sign(time.Now(), body), BodyBytes: body, ContentLength: int64(len(body))})
+	require.Less(t, time.Since(start), storeTimeout+hangMargin, "%s: the read-only call must be answered within the store deadline", what)
+	require.Equal(t, `{"result":"processing"}`, string(resp.Body), "%s: the read-only tool runs", what)
+	require.Equal(t, int64(1), o.looks.Load(), what)
+	require.Contains(t, o.logs.String(), "the read-only tool runs and its answer is not kept", what)
 }
 
 // call serves a fresh signed call and returns the answer and how long it
@@ -148,6 +174,7 @@ func TestFrozenServer(t *testing.T) {
 	resp, took := o.call(t)
 	t.Logf("frozen Redis: answered %s in %s", codeOf(resp), took)
 	o.requireNotRun(t, resp, took, "Redis frozen (SIGSTOP)")
+	o.requireReadOnlyRuns(t, "Redis frozen (SIGSTOP)")
 
 	o.srv.Resume()
 	o.requireRuns(t, "after SIGCONT")
@@ -163,6 +190,7 @@ func TestKilledServer(t *testing.T) {
 	resp, took := o.call(t)
 	t.Logf("killed Redis: answered %s in %s", codeOf(resp), took)
 	o.requireNotRun(t, resp, took, "Redis killed")
+	o.requireReadOnlyRuns(t, "Redis killed")
 
 	o.srv.Restart() // same port, empty: the scripts must be loaded again
 	o.requireRuns(t, "after a restart on the same port")

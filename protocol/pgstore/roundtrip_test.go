@@ -1,0 +1,159 @@
+package pgstore_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/median-go/median/internal/pgtest"
+	"github.com/median-go/median/protocol"
+	"github.com/median-go/median/protocol/storetest"
+)
+
+// countingConn counts the writes to the server: pgx sends each query (and
+// each simple query of many statements) in one write, then waits for the
+// answer, so a write is a round trip.
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
+}
+
+// countingPool is a pool on srv whose writes are counted in writes.
+func countingPool(t *testing.T, srv *pgtest.Server, writes *atomic.Int64) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(srv.URL)
+	require.NoError(t, err)
+	cfg.MinConns = 1
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		return countingConn{c, writes}, err
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+func TestRoundTripsPerCall(t *testing.T) {
+	srv := pgtest.Start(t)
+	var writes atomic.Int64
+	pool := countingPool(t, srv, &writes)
+	s := newStore(t, pool, freshTable(t, pool))
+	ctx := context.Background()
+	key := "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+	fp := "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	_, _, err := s.Claim(ctx, key, fp, time.Minute) // opens the connection
+	require.NoError(t, err)
+
+	measure := func(what string, want int64, fn func()) {
+		t.Helper()
+		before := writes.Load()
+		fn()
+		require.Equal(t, want, writes.Load()-before, "%s: round trips", what)
+	}
+	measure("Claim of a running call", 1, func() {
+		st, _, err := s.Claim(ctx, key, fp, time.Minute)
+		require.NoError(t, err)
+		require.Equal(t, protocol.ClaimRunning, st)
+	})
+	measure("Save", 1, func() {
+		_, err := s.Save(ctx, key, fp, []byte(`{"result":1}`), time.Minute)
+		require.NoError(t, err)
+	})
+	measure("Claim of a kept answer", 1, func() {
+		st, _, err := s.Claim(ctx, key, fp, time.Minute)
+		require.NoError(t, err)
+		require.Equal(t, protocol.ClaimDone, st)
+	})
+
+	h, err := protocol.New(protocol.Config{
+		Keys: []string{storetest.Key}, Store: s, Logger: slog.New(slog.DiscardHandler),
+		Tools: []*protocol.Tool{protocol.NewTool("lookup_order", protocol.RiskLow, "Looks an order up.",
+			func(ctx context.Context, c protocol.ToolCall[cancelInput]) (string, error) { return "processing", nil })},
+	})
+	require.NoError(t, err)
+	req := signed(t, "lookup_order", storetest.NewID(), cancelInput{OrderID: "A-1001"})
+	measure("a new call run in its transaction (begin, claim, keep, commit)", 4, func() {
+		require.Equal(t, `{"result":"processing"}`, string(serve(h, req).Body))
+	})
+	measure("a repeat of it (begin, claim, rollback)", 3, func() {
+		require.Equal(t, `{"result":"processing"}`, string(serve(h, req).Body))
+	})
+}
+
+func BenchmarkServePgStore(b *testing.B) {
+	srv := pgtest.Start(b)
+	pool := newPool(b, srv.URL)
+	storetest.BenchmarkServe(b, newStore(b, pool, freshTable(b, pool)))
+}
+
+func BenchmarkServePgStoreClaimAndSave(b *testing.B) {
+	srv := pgtest.Start(b)
+	pool := newPool(b, srv.URL)
+	storetest.BenchmarkServe(b, plainStore{newStore(b, pool, freshTable(b, pool))})
+}
+
+// TestRowSizeAndSweep: what a kept answer costs the database, and that
+// expired rows go by themselves as answers are saved.
+func TestRowSizeAndSweep(t *testing.T) {
+	srv := pgtest.Start(t)
+	pool := newPool(t, srv.URL)
+	opts := freshTable(t, pool)
+	s := newStore(t, pool, opts)
+	ctx := context.Background()
+	answer := []byte(`{"result":"` + strings.Repeat("x", 87) + `"}`) // 100 bytes
+	require.Len(t, answer, 100)
+	const n = 2000
+	save := func(i int, ttl time.Duration) {
+		key := fmt.Sprintf("%064x", i)
+		st, _, err := s.Claim(ctx, key, "fp", time.Minute)
+		require.NoError(t, err)
+		require.Equal(t, protocol.ClaimAcquired, st)
+		_, err = s.Save(ctx, key, "fp", answer, ttl)
+		require.NoError(t, err)
+	}
+	for i := range n {
+		save(i, time.Minute)
+	}
+	var size int64
+	table := pgx.Identifier{opts.Schema, opts.Table}.Sanitize()
+	_, err := pool.Exec(ctx, "VACUUM FULL "+table) // the live rows only, without the versions each save leaves behind
+	require.NoError(t, err)
+	require.NoError(t, pool.QueryRow(ctx, "SELECT pg_total_relation_size($1::regclass)", table).Scan(&size))
+	perRow := size / int64(rows(t, pool, opts, ""))
+	t.Logf("a row with a 100-byte answer costs %d bytes, table and indexes", perRow)
+	require.Less(t, perRow, int64(600))
+
+	const expiring = 1000
+	for i := range expiring {
+		save(n+i, time.Minute)
+	}
+	// Their TTL is over (set here rather than waited for: the saves above
+	// would sweep each other).
+	_, err = pool.Exec(ctx, "UPDATE "+table+" SET expires_at = now() - interval '1 second' WHERE call_key >= $1", fmt.Sprintf("%064x", n))
+	require.NoError(t, err)
+	require.Equal(t, expiring, rows(t, pool, opts, "expires_at < now()"))
+	for i := range 200 {
+		save(2*n+i, time.Minute)
+	}
+	require.Equal(t, expiring-200*4, rows(t, pool, opts, "expires_at < now()"), "each save removed four expired rows")
+	for i := range 50 {
+		save(3*n+i, time.Minute)
+	}
+	require.Zero(t, rows(t, pool, opts, "expires_at < now()"), "every expired row is gone")
+	require.Equal(t, n+250, rows(t, pool, opts, ""), "live rows stay")
+}

@@ -1,0 +1,148 @@
+package protocol
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// txMarker is what runnerStore puts on the tool's context, standing for its
+// transaction.
+type txMarker struct{}
+
+// runnerStore is a Store with the RunClaimed capability, on the memory
+// store: it records each run's commit flag and can fail its commit.
+type runnerStore struct {
+	*recordingStore
+	mu        sync.Mutex
+	commits   []bool
+	commitErr error // RunClaimed fails after run with it
+	runs      int   // RunClaimed calls
+}
+
+func (s *runnerStore) RunClaimed(ctx context.Context, key, fp string, lease, ttl, timeout time.Duration,
+	run func(ctx context.Context) ([]byte, bool)) (ClaimStatus, []byte, error) {
+	s.mu.Lock()
+	s.runs++
+	s.mu.Unlock()
+	claimCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	status, answer, err := s.recordingStore.Claim(claimCtx, key, fp, lease)
+	if err != nil || status != ClaimAcquired {
+		return status, answer, err
+	}
+	answer, commit := run(context.WithValue(ctx, txMarker{}, true))
+	s.mu.Lock()
+	s.commits = append(s.commits, commit)
+	commitErr := s.commitErr
+	s.mu.Unlock()
+	if commitErr != nil {
+		return ClaimAcquired, nil, commitErr
+	}
+	_, err = s.recordingStore.Save(ctx, key, fp, answer, ttl)
+	return ClaimAcquired, nil, err
+}
+
+// txTool answers what its input's note says, after checking that it runs
+// inside the store's transaction.
+func txTool(runs *int64Counter) *Tool {
+	return NewTool("tx", RiskLow, "Writes in the call's transaction.", func(ctx context.Context, c ToolCall[echoInput]) (string, error) {
+		runs.add()
+		if ctx.Value(txMarker{}) == nil {
+			return "", errors.New("not in the store's transaction")
+		}
+		switch c.Input.Note {
+		case "error":
+			return "", errors.New("it failed")
+		case "refuse":
+			return "", Refuse("not_allowed", "No.")
+		case "panic":
+			panic("broken")
+		}
+		return "written", nil
+	})
+}
+
+// TestStoreRunsClaimedCalls: a store with RunClaimed claims, runs and keeps
+// each call the Handler runs itself; commit is true for a result only.
+func TestStoreRunsClaimedCalls(t *testing.T) {
+	store := &runnerStore{recordingStore: newRecordingStore()}
+	runs := &int64Counter{}
+	h, _ := newHandler(t, Config{Tools: []*Tool{txTool(runs)}, Store: store})
+	for i, note := range []string{"", "error", "refuse", "panic"} {
+		body := toolCall("tx", "call_rc"+note, `{"orderId":3,"note":"`+note+`"}`)
+		first := h.Serve(context.Background(), post(body))
+		require.Equal(t, http.StatusOK, first.Status)
+		if note == "" {
+			assert.Equal(t, `{"result":"written"}`, string(first.Body))
+		}
+		again := h.Serve(context.Background(), post(body))
+		assert.Equal(t, string(first.Body), string(again.Body), "%q: the kept answer is replayed", note)
+		assert.Equal(t, int64(i+1), runs.get(), "%q: the tool ran once", note)
+	}
+	assert.Equal(t, []bool{true, false, false, false}, store.commits, "only a result commits the tool's writes")
+	assert.Equal(t, 8, store.runs, "every call went through RunClaimed")
+}
+
+// TestInterceptorRefusalRunsInTheTransaction: interceptors run inside
+// RunClaimed too; their refusal does not commit.
+func TestInterceptorRefusalRunsInTheTransaction(t *testing.T) {
+	store := &runnerStore{recordingStore: newRecordingStore()}
+	runs := &int64Counter{}
+	deny := func(ctx context.Context, call *Call, tool *Tool) error { return Refuse("not_allowed", "No.") }
+	h, _ := newHandler(t, Config{Tools: []*Tool{txTool(runs)}, Store: store, Interceptors: []Interceptor{deny}})
+	resp := h.Serve(context.Background(), post(toolCall("tx", "call_rc_i", `{"orderId":3}`)))
+	assert.Contains(t, string(resp.Body), `"reason":"not_allowed"`)
+	assert.Zero(t, runs.get())
+	assert.Equal(t, []bool{false}, store.commits)
+}
+
+// TestFailedCommitIsNotAResult: when the store cannot commit after the tool
+// returned a result, the answer says nothing was changed; an error answer
+// goes out as it was.
+func TestFailedCommitIsNotAResult(t *testing.T) {
+	store := &runnerStore{recordingStore: newRecordingStore(), commitErr: errors.New("connection lost")}
+	runs := &int64Counter{}
+	h, logs := newHandler(t, Config{Tools: []*Tool{txTool(runs)}, Store: store})
+	msg := requireError(t, h.Serve(context.Background(), post(toolCall("tx", "call_rc_c1", `{"orderId":3}`))), http.StatusOK, CodeExecutionFailed)
+	assert.Equal(t, msgNotCommitted, msg)
+	assert.Len(t, logs.find(t, "could not commit"), 1)
+	msg = requireError(t, h.Serve(context.Background(), post(toolCall("tx", "call_rc_c2", `{"orderId":3,"note":"error"}`))), http.StatusOK, CodeExecutionFailed)
+	assert.Equal(t, "it failed", msg)
+}
+
+// TestRunClaimedOutage: when RunClaimed fails before running the tool, the
+// tool does not run, unless it is read-only: then it runs outside any
+// transaction, its answer not kept.
+func TestRunClaimedOutage(t *testing.T) {
+	store := &runnerStore{recordingStore: newRecordingStore()}
+	store.claimErr = errors.New("connection refused")
+	runs, looks := &int64Counter{}, &int64Counter{}
+	h, _ := newHandler(t, Config{Tools: []*Tool{txTool(runs), lookupTool(looks)}, Store: store})
+	msg := requireError(t, h.Serve(context.Background(), post(toolCall("tx", "call_rc_o1", `{"orderId":3}`))), http.StatusOK, CodeExecutionFailed)
+	assert.Equal(t, msgStoreFailed, msg)
+	assert.Zero(t, runs.get())
+	requireResult(t, h.Serve(context.Background(), post(toolCall("lookup", "call_rc_o2", `{"orderId":3}`))))
+	assert.Equal(t, int64(1), looks.get())
+	assert.Empty(t, store.commits, "nothing ran inside the store")
+	assert.Empty(t, store.saves)
+}
+
+// TestMiddlewareUsesClaimAndSave: calls answered by the app's handler go
+// through Claim and Save, not RunClaimed.
+func TestMiddlewareUsesClaimAndSave(t *testing.T) {
+	store := &runnerStore{recordingStore: newRecordingStore()}
+	h, _ := newHandler(t, Config{Tools: []*Tool{txTool(&int64Counter{})}, Store: store})
+	callCtx, _, ok := h.Verify(context.Background(), post(toolCall("tx", "call_rc_m", `{"orderId":3}`)))
+	require.True(t, ok)
+	requireResult(t, Answer(callCtx, "done", nil))
+	assert.Zero(t, store.runs)
+	assert.Equal(t, 1, store.claimCount())
+	assert.Len(t, store.saves, 1)
+}
