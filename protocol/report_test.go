@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -531,11 +532,10 @@ func BenchmarkCountingPerCall(b *testing.B) {
 // BenchmarkTypedCallCounting is BenchmarkTypedCall's 1 KiB call without
 // the replay store, with the report's counting (counting=on, as shipped)
 // and without it (counting=off: no stats, so no key, tool or refusal
-// counter is touched), in one binary so that runs interleave:
+// counter is touched), in one binary so that runs can alternate
 //
-//	go test -c -o proto.test ./protocol
-//	for i in $(seq 20); do ./proto.test -test.run '^$' -test.bench TypedCallCounting -test.count 1; done > counting.txt
-//	go run golang.org/x/perf/cmd/benchstat@latest -col /counting counting.txt
+// (docs/PERFORMANCE.md has the command that alternates them). Besides the
+// wall time it reports the process's CPU time per call, cpu-ns/op.
 func BenchmarkTypedCallCounting(b *testing.B) {
 	tool := NewTool("quote_order", RiskLow, "Quotes an order.", func(_ context.Context, c ToolCall[orderInput]) (orderResult, error) {
 		return quoteOrder(c.Input), nil
@@ -553,11 +553,25 @@ func BenchmarkTypedCallCounting(b *testing.B) {
 			req := post(body)
 			ctx := context.Background()
 			b.ReportAllocs()
+			cpu := processCPU()
 			for b.Loop() {
 				if resp := h.Serve(ctx, req); resp.Status != 200 || resp.code != "" {
 					b.Fatalf("%d %.200s", resp.Status, resp.Body)
 				}
 			}
+			// CPU time, unlike wall time, is barely moved by other
+			// processes on a shared machine.
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
+}
+
+// processCPU is the CPU time (user and system) the process has used, in
+// nanoseconds.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
