@@ -533,7 +533,6 @@ func BenchmarkCountingPerCall(b *testing.B) {
 // the replay store, with the report's counting (counting=on, as shipped)
 // and without it (counting=off: no stats, so no key, tool or refusal
 // counter is touched), in one binary so that runs can alternate
-//
 // (docs/PERFORMANCE.md has the command that alternates them). Besides the
 // wall time it reports the process's CPU time per call, cpu-ns/op.
 func BenchmarkTypedCallCounting(b *testing.B) {
