@@ -574,3 +574,16 @@ func processCPU() int64 {
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// TestRefusalCodes: every code of §7 but the two answers has a slot.
+func TestRefusalCodes(t *testing.T) {
+	for _, c := range []Code{CodeMissingSignature, CodeMalformedSignature, CodeStaleTimestamp, CodeInvalidSignature,
+		CodeInvalidBody, CodeUnknownOp, CodeUnknownTool, CodeInvalidInput, CodeMethodNotAllowed, CodeMissingSecret, CodeInvalidMedianKey} {
+		i := refusalIndex(c)
+		require.GreaterOrEqual(t, i, 0, "%s", c)
+		assert.Equal(t, c, refusalCodes[i])
+	}
+	assert.Equal(t, -1, refusalIndex(CodeExecutionFailed))
+	assert.Equal(t, -1, refusalIndex(CodeDiagnosticsUnsupported))
+	assert.Equal(t, -1, refusalIndex("rate_limited"))
+}

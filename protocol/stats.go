@@ -23,8 +23,8 @@ type stats struct {
 	manifestAt   atomic.Int64 // unix ms of the last signed GET, 0 before
 }
 
-// refusalCodes are the codes §10 lists under "refused", in the report's
-// order. execution_failed and diagnostics_unsupported are answers, not
+// refusalCodes are the codes §10 lists under "refused", each with its
+// slot in stats.refused. execution_failed and diagnostics_unsupported are answers, not
 // refusals: a tool's failures are counted with the tool.
 var refusalCodes = [...]Code{
 	CodeMissingSignature, CodeMalformedSignature, CodeStaleTimestamp, CodeInvalidSignature,
@@ -33,31 +33,12 @@ var refusalCodes = [...]Code{
 }
 
 // refusalIndex is the slot of code in stats.refused, or -1 for a code that
-// is not a refusal.
+// is not a refusal. It runs for refused requests only.
 func refusalIndex(code Code) int {
-	switch code {
-	case CodeMissingSignature:
-		return 0
-	case CodeMalformedSignature:
-		return 1
-	case CodeStaleTimestamp:
-		return 2
-	case CodeInvalidSignature:
-		return 3
-	case CodeInvalidBody:
-		return 4
-	case CodeUnknownOp:
-		return 5
-	case CodeUnknownTool:
-		return 6
-	case CodeInvalidInput:
-		return 7
-	case CodeMethodNotAllowed:
-		return 8
-	case CodeMissingSecret:
-		return 9
-	case CodeInvalidMedianKey:
-		return 10
+	for i, c := range refusalCodes {
+		if c == code {
+			return i
+		}
 	}
 	return -1
 }
