@@ -53,9 +53,11 @@
 //   - Not applicable is a case that cannot apply to the target whatever you
 //     give: the key cases against a Deployed endpoint, the panic case
 //     without a tool that panics, the risk-floor cases when no tool is
-//     declared above low. Run makes no subtest for them (one log line per
-//     group); Check reports them apart. So a correct endpoint can reach
-//     "N passed, 0 failed" with nothing skipped.
+//     declared above low, the diagnostics report's cases (docs/PROTOCOL.md
+//     §10) when its operator turned the report off or replaced it. Run
+//     makes no subtest for them (one log line per group); Check reports
+//     them apart. So a correct endpoint can reach "N passed, 0 failed"
+//     with nothing skipped.
 //
 // The key cases need the endpoint built with a bad key: give
 // Target.BuildWithKey, where [HandlerBuilder] fits an app constructor

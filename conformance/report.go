@@ -61,7 +61,8 @@ type Verdict struct {
 	//   - "not_applicable": the case cannot apply to this target, whatever
 	//     you supply (the key cases against a Deployed endpoint, the panic
 	//     case without a tool that panics, the risk-floor cases when no tool
-	//     is declared above low). It is neither a pass nor a skip, so a
+	//     is declared above low, the §10 report's cases when it is off or
+	//     replaced). It is neither a pass nor a skip, so a
 	//     correct endpoint can reach "N passed, 0 failed" with nothing
 	//     skipped.
 	Status string `json:"status"`
