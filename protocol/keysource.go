@@ -131,14 +131,17 @@ func readKeyFiles(current, previous string) func(context.Context) readKeys {
 // symbolic links (a mounted secret is swapped by a link), at most
 // maxKeyFileBytes.
 func readKeyFile(path string) (string, error) {
+	// Stat first: opening a named pipe would block until a writer comes.
+	if st, err := os.Stat(path); err != nil {
+		return "", err
+	} else if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
-	}
 	b, err := io.ReadAll(io.LimitReader(f, maxKeyFileBytes+1))
 	if err != nil {
 		return "", err
