@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -186,6 +187,10 @@ func TestKeyFileBadReadsKeepKeys(t *testing.T) {
 			require.NoError(t, os.Remove(p))
 			require.NoError(t, os.Mkdir(p, 0o700))
 		}, CodeMissingSecret},
+		{"named pipe", func(t *testing.T, p string) {
+			require.NoError(t, os.Remove(p))
+			require.NoError(t, syscall.Mkfifo(p, 0o600)) // opening it would block until a writer comes
+		}, CodeMissingSecret},
 		{"half-written", func(t *testing.T, p string) { writeFile(t, p, otherKey[:20]) }, CodeInvalidMedianKey},
 		{"unusable key", func(t *testing.T, p string) { writeFile(t, p, "mk_other key with spaces 0123456789abcdef") }, CodeInvalidMedianKey},
 		{"too large", func(t *testing.T, p string) { writeFile(t, p, strings.Repeat("k", maxKeyFileBytes+1)) }, CodeMissingSecret},
@@ -212,7 +217,7 @@ func TestKeyFileBadReadsKeepKeys(t *testing.T) {
 			assert.Len(t, log.find(t, "gave no usable key"), 1, "an unchanged bad file is logged once")
 
 			// Fixed: the next good read clears the failure.
-			if c.name == "unreadable" {
+			if c.name == "unreadable" || c.name == "named pipe" {
 				require.NoError(t, os.Remove(current))
 			}
 			writeFile(t, current, otherKey)
