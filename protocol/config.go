@@ -50,7 +50,8 @@ type Config struct {
 	Tools []*Tool
 
 	// Interceptors run before every tool, in order, after the input is
-	// validated: authorization, audit, rate limits. See [Interceptor].
+	// validated: authorization, audit, rate limits (package
+	// protocol/ratelimit). See [Interceptor].
 	Interceptors []Interceptor
 
 	// RiskFloorWarnOnly turns the risk floor (PROTOCOL.md §9) into a warning
