@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -126,7 +127,7 @@ func New(cfg Config) (protocol.Interceptor, error) {
 	if len(problems) > 0 {
 		return nil, errors.Join(problems...)
 	}
-	l := &limiter{limit: cfg.Limit, tools: cfg.Tools, by: cfg.By, backend: cfg.Backend, timeout: cfg.Timeout, log: cfg.Logger,
+	l := &limiter{limit: cfg.Limit, tools: maps.Clone(cfg.Tools), by: cfg.By, backend: cfg.Backend, timeout: cfg.Timeout, log: cfg.Logger,
 		logged: rate.Sometimes{First: 1, Interval: 10 * time.Second}}
 	if l.backend == nil {
 		l.backend = NewMemory(MemoryOptions{})
