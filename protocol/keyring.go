@@ -1,5 +1,7 @@
 package protocol
 
+import "time"
+
 // keyring is the set of keys in force: the keys a request verifies under
 // when it arrives, or, when there is none, the reason (answered 500). The
 // Handler holds it behind an atomic pointer: a request reads it once, and a
@@ -15,8 +17,11 @@ type keyring struct {
 	// 500 with it.
 	err *Error
 	// readErr is set when the newest read of the keys gave no usable key
-	// while keys stayed in force; cleared by the next good read.
-	readErr *Error
+	// while keys stayed in force, from readSource at readAt; cleared by the
+	// next good read.
+	readErr    *Error
+	readSource string
+	readAt     time.Time
 }
 
 // noKeys is the keyring of a Handler not built by New: it verifies
@@ -40,15 +45,15 @@ func newKeyring(keys []Key, names []string, prev *keyring) *keyring {
 	return &keyring{keys: keys, names: names}
 }
 
-// failedKeyring returns the keyring for a read that gave no usable key:
-// when prev holds keys they stay in force, with err as the read's failure;
-// otherwise every request is answered err.
-func failedKeyring(err *Error, prev *keyring) *keyring {
+// failedKeyring returns the keyring for a read of source at now that gave
+// no usable key: when prev holds keys they stay in force, with err as the
+// read's failure; otherwise every request is answered err.
+func failedKeyring(err *Error, source string, now time.Time, prev *keyring) *keyring {
 	if prev == nil || prev.err != nil || len(prev.keys) == 0 {
 		return &keyring{err: err}
 	}
 	kept := *prev
-	kept.readErr = err
+	kept.readErr, kept.readSource, kept.readAt = err, source, now
 	return &kept
 }
 

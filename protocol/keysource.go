@@ -231,7 +231,7 @@ func (r *keyReader) apply(ctx context.Context, got readKeys) {
 	}
 	prev := h.keys.Load()
 	if err != nil {
-		next := failedKeyring(err, prev)
+		next := failedKeyring(err, r.src.name, h.cfg.Now(), prev)
 		h.keys.Store(next)
 		args := append([]any{"source", r.src.name, "code", err.Code, "error", err.Message}, got.detail...)
 		if next.err == nil {

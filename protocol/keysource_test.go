@@ -211,8 +211,12 @@ func TestKeyFileBadReadsKeepKeys(t *testing.T) {
 			assert.Equal(t, current, line["path"])
 			assert.Equal(t, string(c.code), line["code"])
 			assert.True(t, accepts(h, testKey), "the keys in force stay")
-			require.NotNil(t, h.keyring().readErr, "the failed read is kept for diagnostics")
-			assert.Equal(t, c.code, h.keyring().readErr.Code)
+			report := h.Report(context.Background())
+			require.NotNil(t, report.KeyRead, "diagnostics show the failed read")
+			assert.Equal(t, keyFileEnv, report.KeyRead.Source)
+			assert.Equal(t, c.code, report.KeyRead.Code)
+			assert.Equal(t, testNow.UTC(), report.KeyRead.At)
+			assert.Len(t, report.Keys, 1, "the key in force is still listed")
 			requireNoKeyInLog(t, log, testKey, otherKey[:20])
 			assert.Len(t, log.find(t, "gave no usable key"), 1, "an unchanged bad file is logged once")
 
@@ -222,7 +226,7 @@ func TestKeyFileBadReadsKeepKeys(t *testing.T) {
 			}
 			writeFile(t, current, otherKey)
 			eventually(t, "the repaired file is in force", func() bool { return accepts(h, otherKey) })
-			assert.Nil(t, h.keyring().readErr)
+			assert.Nil(t, h.Report(context.Background()).KeyRead, "a good read clears it")
 		})
 	}
 }
