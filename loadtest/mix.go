@@ -85,8 +85,10 @@ func (b *builder) call(tool string, verified bool) []byte {
 	if verified {
 		visitor = `{"verified":true,"externalId":"user_7","email":"ada@example.com","name":"Ada"}`
 	}
-	return fmt.Appendf(nil, `{"tool":%q,"toolCallId":"%s_%d","input":{"orderId":"A-%d"},"context":{"conversationId":"conv_load","risk":"low","visitor":%s}}`,
-		tool, b.prefix, b.n, 1000+b.n%9000, visitor)
+	// Ten calls per conversation, as a real agent makes a few: the
+	// examples cap lookup_order at 20 calls per conversation per minute.
+	return fmt.Appendf(nil, `{"tool":%q,"toolCallId":"%s_%d","input":{"orderId":"A-%d"},"context":{"conversationId":"conv_%s_%d","risk":"low","visitor":%s}}`,
+		tool, b.prefix, b.n, 1000+b.n%9000, b.prefix, b.n/10, visitor)
 }
 
 // next builds the request of kind k, signed now.

@@ -17,20 +17,41 @@ const (
 )
 
 // Config configures a [Handler]. The zero value is usable: the key comes
-// from MEDIAN_KEY (and MEDIAN_KEY_PREVIOUS), no tools are offered and replay
-// protection keeps answers in memory.
+// from MEDIAN_KEY_FILE (and MEDIAN_KEY_PREVIOUS_FILE) or MEDIAN_KEY (and
+// MEDIAN_KEY_PREVIOUS), no tools are offered and replay protection keeps
+// answers in memory.
 type Config struct {
 	// Keys are the Median keys this server accepts. A request is valid when
 	// it verifies under any of them: list the new key and the old one while
-	// you rotate. When empty, the MEDIAN_KEY environment variable is read,
-	// and MEDIAN_KEY_PREVIOUS too when set (rotation without code changes).
+	// you rotate. When Keys and KeySource are both empty, the keys come
+	// from the environment: when MEDIAN_KEY_FILE is set, the file it names
+	// holds the current key and the file MEDIAN_KEY_PREVIOUS_FILE names,
+	// when set, the one being retired; both are read again every KeyRefresh
+	// (default 2 s), so a mounted secret that changes takes effect without
+	// a restart. Otherwise MEDIAN_KEY is read once, and MEDIAN_KEY_PREVIOUS
+	// too when set.
 	Keys []string
+
+	// KeySource, when set, returns the keys (the current one first, then
+	// any being retired), for keys kept in a secret manager. It is called
+	// by New and then every KeyRefresh (default 1 minute), under a 10 s
+	// deadline. A read that gives no usable key, or an error, keeps the
+	// keys in force and is logged as an error; until a first read gives a
+	// usable key every request is answered 500 missing_secret or
+	// invalid_median_key. Call [Handler.Close] to stop the reads.
+	KeySource func(ctx context.Context) ([]string, error)
+
+	// KeyRefresh is how often KeySource, or the files of MEDIAN_KEY_FILE
+	// and MEDIAN_KEY_PREVIOUS_FILE, are read again: default 1 minute for
+	// KeySource and 2 s for the files.
+	KeyRefresh time.Duration
 
 	// Tools are the tools this endpoint offers; build them with [NewTool].
 	Tools []*Tool
 
 	// Interceptors run before every tool, in order, after the input is
-	// validated: authorization, audit, rate limits. See [Interceptor].
+	// validated: authorization, audit, rate limits (package
+	// protocol/ratelimit). See [Interceptor].
 	Interceptors []Interceptor
 
 	// RiskFloorWarnOnly turns the risk floor (PROTOCOL.md §9) into a warning

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,8 +24,8 @@ type Handler struct {
 	// replay protection is off.
 	cfg Config
 
-	keys   []Key
-	keyErr *Error // answered 500 on every request when no usable key is set
+	keys      atomic.Pointer[keyring] // the keys in force; see keyring
+	keyReader *keyReader              // reads keys that change while the server runs; nil when they are read once
 
 	tools       map[string]*Tool // cfg.Tools by name
 	manifest    []byte           // the GET answer, built once
@@ -52,7 +53,6 @@ type Handler struct {
 // as usual: the endpoint then never starts with a bad key. Any tool problem
 // returns a nil Handler.
 func New(cfg Config) (*Handler, error) {
-	keys, keyErr := parseKeys(cfg.Keys)
 	h := &Handler{cfg: withDefaults(cfg), tools: make(map[string]*Tool, len(cfg.Tools)),
 		appTimeout: min(orDefault(cfg.DiagnosticsTimeout, defaultAppTimeout), maxAppTimeout)}
 	h.runner, _ = h.cfg.Store.(claimRunner)
@@ -75,6 +75,16 @@ func New(cfg Config) (*Handler, error) {
 			problems = append(problems, fmt.Errorf("interceptor %d is nil", i))
 		}
 	}
+	src, err := keySourceFor(cfg)
+	if err != nil {
+		problems = append(problems, err)
+	}
+	var keys []Key
+	var names []string
+	var keyErr *Error
+	if src == nil && err == nil {
+		keys, names, keyErr = parseKeys(cfg.Keys)
+	}
 	if len(problems) > 0 {
 		if keyErr != nil {
 			problems = append(problems, keyErr)
@@ -85,12 +95,19 @@ func New(cfg Config) (*Handler, error) {
 	sum := sha256.Sum256(h.manifest)
 	h.manifestSum = hex.EncodeToString(sum[:])
 	h.stats = newStats(h.cfg.Now(), h.tools)
+	if src != nil {
+		h.keyReader = startKeyReader(h, src) // it logs a missing key itself
+		if keyErr = h.keyring().err; keyErr != nil {
+			return h, keyErr
+		}
+		return h, nil
+	}
 	if keyErr != nil {
-		h.keyErr = keyErr
+		h.keys.Store(&keyring{err: keyErr})
 		h.cfg.Logger.Error("median: the endpoint will answer 500 until a usable key is configured", "code", keyErr.Code, "error", keyErr.Message)
 		return h, keyErr
 	}
-	h.keys = keys
+	h.keys.Store(newKeyring(keys, names, nil))
 	return h, nil
 }
 
@@ -151,9 +168,10 @@ func (h *Handler) front(ctx context.Context, st *callState, req Request) (Respon
 		resp.Allow = allowValue[0]
 		return resp, false
 	}
-	// 2. a usable key
-	if h.keyErr != nil {
-		return errorResponse(h.keyErr), false
+	// 2. a usable key, from the keys in force when the request arrived
+	keys := h.keyring() // read once
+	if keys.err != nil {
+		return errorResponse(keys.err), false
 	}
 	// 3. the signature header, before a byte of the body is read
 	now := h.cfg.Now()
@@ -172,13 +190,12 @@ func (h *Handler) front(ctx context.Context, st *callState, req Request) (Respon
 		return errorResponse(e), false
 	}
 	// 5. the signature against the body
-	keys := h.keysInForce()
-	i := sig.match(body, keys)
+	i := sig.match(body, keys.keys)
 	if i < 0 {
 		return errorResponse(errInvalidSignature), false
 	}
 	if h.stats != nil { // nil only in the zero Handler and a benchmark's baseline
-		keys[i].verifiedAt(now)
+		keys.keys[i].verifiedAt(now)
 	}
 	if req.Method == http.MethodGet {
 		h.stats.manifestServed(now)
@@ -303,7 +320,7 @@ func (h *Handler) observe(ctx context.Context, st *callState, resp Response) {
 
 // keysInForce returns the keys a request verifies under, in the order
 // configured.
-func (h *Handler) keysInForce() []Key { return h.keys }
+func (h *Handler) keysInForce() []Key { return h.keyring().keys }
 
 // skewMs is the server clock minus the sender's t, in milliseconds,
 // saturating instead of overflowing for an absurd t.

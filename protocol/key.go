@@ -164,8 +164,8 @@ func (k Key) matches(ts string, body []byte, first *[32]byte, more [][32]byte) b
 // MEDIAN_KEY is missing_secret even when MEDIAN_KEY_PREVIOUS is set; a
 // MEDIAN_KEY_PREVIOUS that is set but unusable is reported like an unusable
 // MEDIAN_KEY (one that is empty or white space only counts as unset). It
-// returns the usable keys and the first problem.
-func parseKeys(keys []string) ([]Key, *Error) {
+// returns the usable keys with where each came from, or the first problem.
+func parseKeys(keys []string) ([]Key, []string, *Error) {
 	names := make([]string, len(keys))
 	for i := range keys {
 		names[i] = fmt.Sprintf("key %d of %d", i+1, len(keys))
@@ -176,21 +176,13 @@ func parseKeys(keys []string) ([]Key, *Error) {
 			keys, names = append(keys, prev), append(names, previousKeyEnv)
 		}
 	}
-	out := make([]Key, 0, len(keys))
-	for i, s := range keys {
-		k, err := parseKey(s)
-		if err != nil {
-			if len(keys) > 1 {
-				// Say which key; an empty retiring key is as unusable as a short one.
-				code := err.Code
-				if i > 0 {
-					code = CodeInvalidMedianKey
-				}
-				return nil, errorf(code, "%s: %s", names[i], err.Message)
-			}
-			return nil, err
-		}
-		out = append(out, k)
+	if len(keys) > 1 {
+		out, err := parseNamedKeys(keys, names)
+		return out, names, err
 	}
-	return out, nil
+	k, err := parseKey(keys[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	return []Key{k}, names, nil
 }

@@ -188,7 +188,7 @@ func TestZeroHandlerNeverFailsOpen(t *testing.T) {
 // fingerprints lists the fingerprints of a Handler's keys.
 func fingerprints(h *Handler) []string {
 	var out []string
-	for _, k := range h.keys {
+	for _, k := range h.keyring().keys {
 		out = append(out, k.st.fingerprint)
 	}
 	return out

@@ -46,6 +46,16 @@ type Report struct {
 		LastVerified time.Time `json:"lastVerified,omitzero"`
 	} `json:"keys"`
 
+	// KeyRead is set while the newest read of keys that change at run
+	// time (MEDIAN_KEY_FILE, Config.KeySource) gave no usable key and the
+	// keys above stayed in force: which source, the code of what is wrong
+	// and when the read came. The log has the detail.
+	KeyRead *struct {
+		Source string    `json:"source"`
+		Code   Code      `json:"code"`
+		At     time.Time `json:"at"`
+	} `json:"keyRead,omitempty"`
+
 	// Refused counts every refusal code answered so far, with the time of
 	// the last one. For stale_timestamp, MaxSkewMs is the skew of largest
 	// magnitude seen, signed like Clock.SkewMs.
@@ -152,7 +162,15 @@ func (h *Handler) reportCounters(r *Report, now time.Time) {
 	r.Service.Uptime = now.Sub(s.started).Round(time.Second).String()
 	r.Service.Now = now.UTC().Truncate(time.Millisecond)
 
-	keys := h.keysInForce()
+	ring := h.keyring()
+	if ring.readErr != nil {
+		r.KeyRead = &struct {
+			Source string    `json:"source"`
+			Code   Code      `json:"code"`
+			At     time.Time `json:"at"`
+		}{ring.readSource, ring.readErr.Code, ring.readAt.UTC().Truncate(time.Millisecond)}
+	}
+	keys := ring.keys
 	r.Keys = slices.Grow(r.Keys, len(keys))[:len(keys)]
 	for i, k := range keys {
 		r.Keys[i].Fingerprint = k.Fingerprint()

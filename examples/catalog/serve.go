@@ -32,8 +32,9 @@ const (
 const loopbackHost = "127.0.0.1"
 
 // Addr returns the listen address from HOST and PORT (default 8080). Without
-// HOST it is 127.0.0.1 when MEDIAN_KEY is unset (a development key may only
-// be used on loopback) and every interface when it is set.
+// HOST it is 127.0.0.1 when neither MEDIAN_KEY nor a key file is set (a
+// development key may only be used on loopback) and every interface
+// otherwise.
 func Addr() string {
 	port := os.Getenv("PORT")
 	if port == "" {
@@ -42,7 +43,7 @@ func Addr() string {
 	host, set := os.LookupEnv("HOST")
 	if !set {
 		host = ""
-		if strings.TrimSpace(os.Getenv(KeyEnv)) == "" {
+		if strings.TrimSpace(os.Getenv(KeyEnv)) == "" && !keyFilesSet() {
 			host = loopbackHost
 		}
 	}

@@ -53,17 +53,26 @@ type Options struct {
 	Warnings io.Writer
 	// Now is the server clock; default time.Now. Set it in tests.
 	Now func() time.Time
+	// KeyFiles leaves the keys to the core, which reads the files that
+	// MEDIAN_KEY_FILE and MEDIAN_KEY_PREVIOUS_FILE name, again every 2 s,
+	// so a rotated secret takes effect without a restart; Key and
+	// PreviousKey are then ignored and no development key is generated (a
+	// missing file is 500 missing_secret until it appears). FromEnv sets it
+	// when either variable is set.
+	KeyFiles bool
 	// NoDevKey passes an empty Key to the core as it is, instead of
 	// generating a development key: the endpoint then answers every request
 	// 500 missing_secret. Tests of the key checks use it.
 	NoDevKey bool
 }
 
-// FromEnv returns Options read from MEDIAN_KEY, MEDIAN_KEY_PREVIOUS,
+// FromEnv returns Options read from MEDIAN_KEY_FILE and
+// MEDIAN_KEY_PREVIOUS_FILE (KeyFiles), MEDIAN_KEY, MEDIAN_KEY_PREVIOUS,
 // MEDIAN_REDIS_URL, DATABASE_URL, HOST and PORT (see [Addr]), with logger for the core's
 // log lines.
 func FromEnv(logger *slog.Logger) Options {
 	return Options{
+		KeyFiles:    keyFilesSet(),
 		Key:         os.Getenv(KeyEnv),
 		PreviousKey: os.Getenv(PreviousKeyEnv),
 		Addr:        Addr(),
@@ -82,14 +91,15 @@ type Demo struct {
 	// Orders is the order state the tools read and change.
 	Orders *Orders
 	// Key is the key in use: the configured one, or the generated
-	// development key.
+	// development key; empty when the keys come from key files.
 	Key string
 	// DevKey reports whether Key was generated.
 	DevKey bool
 	// Addr is the address to listen on (Options.Addr).
 	Addr string
 	// Fingerprint is the key as protocol.Key prints it ("median key mk_…"),
-	// safe to log and to show; empty when the key is not usable.
+	// safe to log and to show; empty when the key is not usable, or comes
+	// from a key file (it may change while the server runs).
 	Fingerprint string
 
 	pgStore protocol.Store // the Postgres mode's store
@@ -115,6 +125,9 @@ func New(opts Options) (*Demo, error) {
 	if opts.RedisURL != "" && opts.DatabaseURL != "" {
 		return nil, fmt.Errorf("both %s and %s are set: the demo keeps its replay store in one of them; unset one", DatabaseURLEnv, RedisURLEnv)
 	}
+	if opts.KeyFiles && !keyFilesSet() {
+		return nil, errors.New("catalog: Options.KeyFiles is set but neither " + KeyFileEnv + " nor " + PreviousKeyFileEnv + " is: the core reads those variables")
+	}
 	d := &Demo{Orders: NewOrders(), Key: opts.Key, Addr: opts.Addr}
 	if opts.DatabaseURL != "" {
 		store, pool, err := newPostgres(opts.DatabaseURL)
@@ -129,7 +142,9 @@ func New(opts Options) (*Demo, error) {
 	if strings.TrimSpace(opts.PreviousKey) != "" {
 		keys = append(keys, opts.PreviousKey)
 	}
-	if strings.TrimSpace(d.Key) == "" && !opts.NoDevKey {
+	if opts.KeyFiles {
+		d.Key, keys = "", nil // the core reads the files
+	} else if strings.TrimSpace(d.Key) == "" && !opts.NoDevKey {
 		if LoopbackOnly(opts.Addr) {
 			d.Key, d.DevKey = NewDevKey(), true
 			keys[0] = d.Key
@@ -151,13 +166,19 @@ func New(opts Options) (*Demo, error) {
 		_ = d.Close()
 		return nil, err
 	}
+	limits, err := newLimits(opts.Now, opts.Logger)
+	if err != nil {
+		_ = d.Close()
+		return nil, err
+	}
 	cfg := protocol.Config{
-		Observer:    traces.Observe,
-		Keys:        keys,
-		Tools:       tools,
-		Diagnostics: d.diagnostics,
-		Logger:      opts.Logger,
-		Now:         opts.Now,
+		Interceptors: []protocol.Interceptor{limits},
+		Observer:     traces.Observe,
+		Keys:         keys,
+		Tools:        tools,
+		Diagnostics:  d.diagnostics,
+		Logger:       opts.Logger,
+		Now:          opts.Now,
 	}
 	if d.pgStore != nil {
 		cfg.Store = d.pgStore
@@ -176,10 +197,12 @@ func New(opts Options) (*Demo, error) {
 		return nil, err
 	}
 	d.Handler = h
+	d.closers = append(d.closers, h.Close) // stops the reads of the key files
 	return d, nil
 }
 
-// Close releases what New opened (the Redis client, the PostgreSQL pool).
+// Close releases what New opened (the Redis client, the PostgreSQL pool,
+// the reads of the key files).
 func (d *Demo) Close() error {
 	var errs []error
 	for _, c := range d.closers {

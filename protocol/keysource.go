@@ -1,0 +1,311 @@
+package protocol
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The environment variables that name key files, read again while the
+// server runs (PROTOCOL.md §1.2): a mounted secret that changes in place.
+const (
+	keyFileEnv         = "MEDIAN_KEY_FILE"
+	previousKeyFileEnv = "MEDIAN_KEY_PREVIOUS_FILE"
+)
+
+// Defaults of the key reads.
+const (
+	defaultKeyFilePoll      = 2 * time.Second  // a change is in force within 10 s
+	defaultKeySourceRefresh = time.Minute      // a secret manager is asked once a minute
+	keySourceTimeout        = 10 * time.Second // bounds one call of Config.KeySource
+	maxKeyFileBytes         = 4 << 10          // a key file is one line; anything longer is not one
+)
+
+// keySource is where a Handler's keys come from when they may change while
+// the server runs.
+type keySource struct {
+	name   string        // named in the log: "MEDIAN_KEY_FILE", "Config.KeySource"
+	period time.Duration // how often read is called again
+	read   func(ctx context.Context) readKeys
+}
+
+// readKeys is what one read of a keySource gave: the keys with their names
+// (the first is the current key), or the reason none is usable, with
+// attributes for the log (a file's path, the source's own error; never a
+// key).
+type readKeys struct {
+	keys, names []string
+	err         *Error
+	detail      []any
+}
+
+// keySourceFor returns the source of cfg's keys that is read again while the
+// server runs, or nil when the keys are read once (Config.Keys, MEDIAN_KEY).
+func keySourceFor(cfg Config) (*keySource, error) {
+	if cfg.KeyRefresh < 0 {
+		return nil, fmt.Errorf("Config.KeyRefresh is %s: give a positive period, or 0 for the default", cfg.KeyRefresh)
+	}
+	switch {
+	case len(cfg.Keys) > 0 && cfg.KeySource != nil:
+		return nil, errors.New("both Config.Keys and Config.KeySource are set: keep one (Config.KeySource for keys that change while the server runs)")
+	case len(cfg.Keys) > 0:
+		return nil, nil
+	case cfg.KeySource != nil:
+		return &keySource{name: "Config.KeySource", period: orDefault(cfg.KeyRefresh, defaultKeySourceRefresh), read: readKeySource(cfg.KeySource)}, nil
+	}
+	current, previous := os.Getenv(keyFileEnv), os.Getenv(previousKeyFileEnv)
+	if current == "" && previous == "" {
+		return nil, nil
+	}
+	return &keySource{name: keyFileEnv, period: orDefault(cfg.KeyRefresh, defaultKeyFilePoll), read: readKeyFiles(current, previous)}, nil
+}
+
+// readKeySource wraps Config.KeySource: the first key it returns is the
+// current one, the others are being retired.
+func readKeySource(source func(context.Context) ([]string, error)) func(context.Context) readKeys {
+	return func(ctx context.Context) readKeys {
+		ctx, cancel := context.WithTimeout(ctx, keySourceTimeout)
+		defer cancel()
+		keys, err := source(ctx)
+		if err != nil {
+			// Its text may hold anything: it goes to the log only.
+			return readKeys{err: newError(CodeMissingSecret, "Config.KeySource returned an error, so no key could be read; the server's log has it"), detail: []any{"error", err}}
+		}
+		if len(keys) == 0 {
+			return readKeys{err: newError(CodeMissingSecret, "Config.KeySource returned no key: return the key from Median's dashboard first, then any key being retired")}
+		}
+		names := make([]string, len(keys))
+		for i := range keys {
+			names[i] = fmt.Sprintf("Config.KeySource key %d of %d", i+1, len(keys))
+		}
+		return readKeys{keys: keys, names: names}
+	}
+}
+
+// readKeyFiles reads MEDIAN_KEY_FILE (the current key) and, when set,
+// MEDIAN_KEY_PREVIOUS_FILE (the key being retired). A current-key file
+// that is missing, empty or cannot be read is missing_secret, like an
+// unset MEDIAN_KEY; a previous-key file that is missing or empty means no
+// previous key, one that cannot be read is invalid_median_key.
+func readKeyFiles(current, previous string) func(context.Context) readKeys {
+	return func(context.Context) readKeys {
+		if current == "" {
+			return readKeys{err: errorf(CodeMissingSecret, "%s is set but %s is not: name the file that holds the key from Median's dashboard in %s", previousKeyFileEnv, keyFileEnv, keyFileEnv)}
+		}
+		key, err := readKeyFile(current)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return readKeys{err: errorf(CodeMissingSecret, "%s names a file that does not exist (yet): it is read again every few seconds and its key is used once it holds one", keyFileEnv), detail: []any{"path", current}}
+		case err != nil:
+			return readKeys{err: errorf(CodeMissingSecret, "%s names a file that cannot be read; the server's log says why", keyFileEnv), detail: []any{"path", current, "error", err}}
+		case strings.TrimSpace(key) == "":
+			return readKeys{err: errorf(CodeMissingSecret, "%s names an empty file: write the key from Median's dashboard into it", keyFileEnv), detail: []any{"path", current}}
+		}
+		keys, names, detail := []string{key}, []string{keyFileEnv}, []any{"path", current}
+		if previous == "" {
+			return readKeys{keys: keys, names: names, detail: detail}
+		}
+		prev, err := readKeyFile(previous)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || err == nil && strings.TrimSpace(prev) == "":
+			// No key being retired.
+		case err != nil:
+			return readKeys{err: errorf(CodeInvalidMedianKey, "%s names a file that cannot be read; the server's log says why (remove the variable, or empty the file, when no key is being retired)", previousKeyFileEnv), detail: []any{"path", previous, "error", err}}
+		default:
+			keys, names = append(keys, prev), append(names, previousKeyFileEnv)
+			detail = append(detail, "previousPath", previous)
+		}
+		return readKeys{keys: keys, names: names, detail: detail}
+	}
+}
+
+// readKeyFile returns the content of the key file at path, following
+// symbolic links (a mounted secret is swapped by a link), at most
+// maxKeyFileBytes.
+func readKeyFile(path string) (string, error) {
+	// Stat first: opening a named pipe would block until a writer comes.
+	if st, err := os.Stat(path); err != nil {
+		return "", err
+	} else if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxKeyFileBytes+1))
+	if err != nil {
+		return "", err
+	}
+	if len(b) > maxKeyFileBytes {
+		return "", fmt.Errorf("%s is larger than %d bytes: it is not a key file", path, maxKeyFileBytes)
+	}
+	return string(b), nil
+}
+
+// keyReader reads a Handler's keys from a keySource, at New and then every
+// period, until the Handler is closed.
+type keyReader struct {
+	h      *Handler
+	src    *keySource
+	last   [sha256.Size]byte // digest of the last read: an unchanged read is not parsed or logged again
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+	once   sync.Once
+}
+
+// startKeyReader reads the keys from src once and starts reading them again
+// every src.period in the background; the returned keyReader stops it.
+func startKeyReader(h *Handler, src *keySource) *keyReader {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &keyReader{h: h, src: src, cancel: cancel}
+	if src.name == keyFileEnv && (os.Getenv(keyEnv) != "" || os.Getenv(previousKeyEnv) != "") {
+		h.cfg.Logger.Warn("median: MEDIAN_KEY and MEDIAN_KEY_PREVIOUS are ignored: the keys come from the files MEDIAN_KEY_FILE and MEDIAN_KEY_PREVIOUS_FILE name")
+	}
+	r.read(ctx)
+	r.done.Add(1)
+	go r.loop(ctx)
+	return r
+}
+
+func (r *keyReader) loop(ctx context.Context) {
+	defer r.done.Done()
+	t := time.NewTicker(r.src.period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.read(ctx)
+		}
+	}
+}
+
+// stop ends the background reads and waits for the last one to return.
+func (r *keyReader) stop() {
+	r.once.Do(func() {
+		r.cancel()
+		r.done.Wait()
+	})
+}
+
+// read reads the keys once. A read that gives usable keys puts them in
+// force; one that gives none keeps the keys in force (or, when none ever
+// was, answers 500 with its reason) and is logged as an error naming the
+// source, never the key. A read that gives what the last one gave does
+// nothing.
+func (r *keyReader) read(ctx context.Context) {
+	got, err := protect(r.h, ctx, r.src.name, nil, func() (readKeys, error) {
+		return r.src.read(ctx), nil
+	})
+	if err != nil { // the source panicked; protect logged it with its stack
+		got = readKeys{err: newError(CodeMissingSecret, r.src.name+" panicked, so no key could be read; the server's log has its stack")}
+	}
+	r.apply(ctx, got)
+}
+
+// apply puts the keys of one read in force, or logs why it cannot.
+func (r *keyReader) apply(ctx context.Context, got readKeys) {
+	h := r.h
+	if ctx.Err() != nil {
+		return // closed while reading: whatever came back is not trusted
+	}
+	d := digestRead(got)
+	if d == r.last {
+		return
+	}
+	r.last = d
+	keys, err := []Key(nil), got.err
+	if err == nil {
+		keys, err = parseNamedKeys(got.keys, got.names)
+	}
+	prev := h.keys.Load()
+	if err != nil {
+		next := failedKeyring(err, r.src.name, h.cfg.Now(), prev)
+		h.keys.Store(next)
+		args := append([]any{"source", r.src.name, "code", err.Code, "error", err.Message}, got.detail...)
+		if next.err == nil {
+			h.cfg.Logger.ErrorContext(ctx, "median: a new read of the keys gave no usable key; the keys in force stay", args...)
+		} else {
+			h.cfg.Logger.ErrorContext(ctx, "median: no usable key yet; the endpoint answers 500 until the source gives one", args...)
+		}
+		return
+	}
+	next := newKeyring(keys, got.names, prev)
+	h.keys.Store(next)
+	if prev != nil {
+		h.cfg.Logger.InfoContext(ctx, "median: new keys in force", "source", r.src.name, "keys", fingerprintList(keys))
+	}
+}
+
+// digestRead is a digest of what a read gave: the keys, or the failure.
+func digestRead(got readKeys) [sha256.Size]byte {
+	d := sha256.New()
+	put := func(s string) {
+		_ = binary.Write(d, binary.BigEndian, uint64(len(s)))
+		d.Write([]byte(s))
+	}
+	for i := range got.keys {
+		put(got.keys[i])
+		put(got.names[i])
+	}
+	if got.err != nil {
+		put(string(got.err.Code))
+		put(got.err.Message)
+		put(fmt.Sprint(got.detail...))
+	}
+	var out [sha256.Size]byte
+	d.Sum(out[:0])
+	return out
+}
+
+// fingerprintList lists keys by fingerprint, for the log.
+func fingerprintList(keys []Key) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.st.fingerprint
+	}
+	return out
+}
+
+// parseNamedKeys parses keys read from a source, naming each in its error;
+// the first is the current key (empty: missing_secret), any other one that
+// is not usable, empty included, is invalid_median_key.
+func parseNamedKeys(keys, names []string) ([]Key, *Error) {
+	out := make([]Key, 0, len(keys))
+	for i, s := range keys {
+		k, err := parseKey(s)
+		if err != nil {
+			code := err.Code
+			if i > 0 {
+				code = CodeInvalidMedianKey
+			}
+			return nil, errorf(code, "%s: %s", names[i], err.Message)
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// Close stops what the Handler runs in the background: the reads of keys
+// that change while the server runs (MEDIAN_KEY_FILE, [Config.KeySource]).
+// Call it when the Handler is no longer used, after the server has shut
+// down; it waits for a read under way to end. The Handler still answers
+// after Close, under the keys in force. It is safe to call more than once,
+// and does nothing for a Handler whose keys are read once. It returns nil.
+func (h *Handler) Close() error {
+	if h.keyReader != nil {
+		h.keyReader.stop()
+	}
+	return nil
+}

@@ -1,0 +1,503 @@
+package protocol
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+// These tests read keys that change while the server runs (PROTOCOL.md
+// §1.2). They poll every few milliseconds and wait for a change with a wide
+// bound (waitFor), never for a time.
+
+// fastRefresh is the KeyRefresh of the tests.
+const fastRefresh = 5 * time.Millisecond
+
+// signedDiagnostics is a diagnostics POST signed with key at testNow; a
+// Handler answers it 200 once the signature verifies.
+func signedDiagnostics(key string) Request {
+	body := []byte(`{"op":"diagnostics"}`)
+	return Request{Method: http.MethodPost, Signature: mustParseKey(key).Sign(testNow, body), BodyBytes: body}
+}
+
+// codeFor returns the code h answers a request signed with key.
+func codeFor(h *Handler, key string) Code {
+	return h.Serve(context.Background(), signedDiagnostics(key)).code
+}
+
+// accepts reports whether h verifies a request signed with key.
+func accepts(h *Handler, key string) bool {
+	return h.Serve(context.Background(), signedDiagnostics(key)).Status == http.StatusOK
+}
+
+// eventually fails the test unless cond holds within 10 s (the contract's
+// bound for a change of keys).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 10 s: %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// keyFiles points MEDIAN_KEY_FILE and MEDIAN_KEY_PREVIOUS_FILE at files in
+// a fresh directory (not created) and returns their paths.
+func keyFiles(t *testing.T) (current, previous string) {
+	dir := t.TempDir()
+	current, previous = filepath.Join(dir, "key"), filepath.Join(dir, "previous")
+	t.Setenv(keyEnv, "")
+	t.Setenv(previousKeyEnv, "")
+	t.Setenv(keyFileEnv, current)
+	t.Setenv(previousKeyFileEnv, previous)
+	return current, previous
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+}
+
+// newFileHandler builds a Handler that reads its keys from the files,
+// closed when the test ends, and returns New's error with it.
+func newFileHandler(t *testing.T) (*Handler, *logBuffer, error) {
+	t.Helper()
+	log, buf := newLogger()
+	h, err := New(Config{KeyRefresh: fastRefresh, Now: func() time.Time { return testNow }, Logger: log})
+	require.NotNil(t, h, "a key problem alone still returns a Handler: %v", err)
+	t.Cleanup(func() { require.NoError(t, h.Close()) })
+	return h, buf, err
+}
+
+// requireNoKeyInLog fails when the log holds any of keys.
+func requireNoKeyInLog(t *testing.T, log *logBuffer, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		require.NotContains(t, log.String(), strings.TrimSpace(k), "a key was logged")
+	}
+}
+
+func TestKeyFileMissingAtStartIsPickedUp(t *testing.T) {
+	current, _ := keyFiles(t)
+	h, log, err := newFileHandler(t)
+	require.ErrorIs(t, err, CodeMissingSecret)
+	msg := requireError(t, h.Serve(context.Background(), signedDiagnostics(testKey)), http.StatusInternalServerError, CodeMissingSecret)
+	assert.Contains(t, msg, keyFileEnv)
+	assert.NotContains(t, msg, current, "the answer does not show the server's paths; the log does")
+	lines := log.find(t, "no usable key yet")
+	require.Len(t, lines, 1, "logged once, not at every poll")
+	assert.Equal(t, keyFileEnv, lines[0]["source"])
+	assert.Equal(t, current, lines[0]["path"])
+
+	writeFile(t, current, testKey+"\n")
+	eventually(t, "the key file that appeared is in force", func() bool { return accepts(h, testKey) })
+	assert.Equal(t, CodeInvalidSignature, codeFor(h, otherKey), "only the file's key, never a generated one")
+	requireNoKeyInLog(t, log, testKey)
+}
+
+// TestKeyFileSymlinkSwap is how Kubernetes updates a mounted secret: the
+// file is a link through "..data", a link to a directory that is replaced
+// by renaming a new link over it. The path is polled, not the inode.
+func TestKeyFileSymlinkSwap(t *testing.T) {
+	current, _ := keyFiles(t)
+	dir := filepath.Dir(current)
+	version := func(name, key string) {
+		require.NoError(t, os.Mkdir(filepath.Join(dir, name), 0o700))
+		writeFile(t, filepath.Join(dir, name, "key"), key)
+	}
+	version("..v1", testKey)
+	require.NoError(t, os.Symlink("..v1", filepath.Join(dir, "..data")))
+	require.NoError(t, os.Symlink(filepath.Join("..data", "key"), current))
+
+	h, log, err := newFileHandler(t)
+	require.NoError(t, err)
+	require.True(t, accepts(h, testKey))
+
+	version("..v2", otherKey)
+	require.NoError(t, os.Symlink("..v2", filepath.Join(dir, "..data_tmp")))
+	require.NoError(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "..v1")))
+
+	eventually(t, "the swapped secret is in force", func() bool { return accepts(h, otherKey) })
+	assert.Equal(t, CodeInvalidSignature, codeFor(h, testKey), "the old key left with its version")
+	changed := log.find(t, "new keys in force")
+	require.NotEmpty(t, changed)
+	assert.Equal(t, []any{mustParseKey(otherKey).st.fingerprint}, changed[len(changed)-1]["keys"], "keys are logged by fingerprint")
+	requireNoKeyInLog(t, log, testKey, otherKey)
+}
+
+func TestKeyFileWrittenInPlace(t *testing.T) {
+	current, _ := keyFiles(t)
+	writeFile(t, current, testKey)
+	h, _, err := newFileHandler(t)
+	require.NoError(t, err)
+	require.True(t, accepts(h, testKey))
+
+	f, err := os.OpenFile(current, os.O_WRONLY|os.O_TRUNC, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(otherKey)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	eventually(t, "the rewritten key is in force", func() bool { return accepts(h, otherKey) })
+}
+
+// TestKeyFileDefaultPoll: with the default period a change is in force
+// within the contract's 10 seconds.
+func TestKeyFileDefaultPoll(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the default poll of 2 s")
+	}
+	current, _ := keyFiles(t)
+	writeFile(t, current, testKey)
+	h, err := New(Config{Now: func() time.Time { return testNow }, Logger: discardLogger()})
+	require.NoError(t, err)
+	defer h.Close()
+	writeFile(t, current, otherKey)
+	eventually(t, "a change is in force with the default poll", func() bool { return accepts(h, otherKey) })
+}
+
+// TestKeyFileBadReadsKeepKeys: a read that gives no usable key keeps the
+// keys in force and is logged as an error naming the source and the path,
+// never the key.
+func TestKeyFileBadReadsKeepKeys(t *testing.T) {
+	cases := []struct {
+		name   string
+		break_ func(t *testing.T, path string)
+		code   Code
+	}{
+		{"missing", func(t *testing.T, p string) { require.NoError(t, os.Remove(p)) }, CodeMissingSecret},
+		{"empty", func(t *testing.T, p string) { writeFile(t, p, "  \n") }, CodeMissingSecret},
+		// Tests run as root, which reads any mode: a directory at the path
+		// is a file nobody can read.
+		{"unreadable", func(t *testing.T, p string) {
+			require.NoError(t, os.Remove(p))
+			require.NoError(t, os.Mkdir(p, 0o700))
+		}, CodeMissingSecret},
+		{"named pipe", func(t *testing.T, p string) {
+			require.NoError(t, os.Remove(p))
+			require.NoError(t, syscall.Mkfifo(p, 0o600)) // opening it would block until a writer comes
+		}, CodeMissingSecret},
+		{"half-written", func(t *testing.T, p string) { writeFile(t, p, otherKey[:20]) }, CodeInvalidMedianKey},
+		{"unusable key", func(t *testing.T, p string) { writeFile(t, p, "mk_other key with spaces 0123456789abcdef") }, CodeInvalidMedianKey},
+		{"too large", func(t *testing.T, p string) { writeFile(t, p, strings.Repeat("k", maxKeyFileBytes+1)) }, CodeMissingSecret},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			current, _ := keyFiles(t)
+			writeFile(t, current, testKey)
+			h, log, err := newFileHandler(t)
+			require.NoError(t, err)
+			c.break_(t, current)
+			eventually(t, "the failed read is logged", func() bool {
+				return len(log.find(t, "gave no usable key")) > 0
+			})
+			line := log.find(t, "gave no usable key")[0]
+			assert.Equal(t, "ERROR", line["level"])
+			assert.Equal(t, keyFileEnv, line["source"])
+			assert.Equal(t, current, line["path"])
+			assert.Equal(t, string(c.code), line["code"])
+			assert.True(t, accepts(h, testKey), "the keys in force stay")
+			report := h.Report(context.Background())
+			require.NotNil(t, report.KeyRead, "diagnostics show the failed read")
+			assert.Equal(t, keyFileEnv, report.KeyRead.Source)
+			assert.Equal(t, c.code, report.KeyRead.Code)
+			assert.Equal(t, testNow.UTC(), report.KeyRead.At)
+			assert.Len(t, report.Keys, 1, "the key in force is still listed")
+			requireNoKeyInLog(t, log, testKey, otherKey[:20])
+			assert.Len(t, log.find(t, "gave no usable key"), 1, "an unchanged bad file is logged once")
+
+			// Fixed: the next good read clears the failure.
+			if c.name == "unreadable" || c.name == "named pipe" {
+				require.NoError(t, os.Remove(current))
+			}
+			writeFile(t, current, otherKey)
+			eventually(t, "the repaired file is in force", func() bool { return accepts(h, otherKey) })
+			assert.Nil(t, h.Report(context.Background()).KeyRead, "a good read clears it")
+		})
+	}
+}
+
+// TestKeyFileBadAtStart: a server that never had a usable key answers 500
+// with the code of what is wrong.
+func TestKeyFileBadAtStart(t *testing.T) {
+	cases := map[string]struct {
+		setup func(t *testing.T, current, previous string)
+		code  Code
+	}{
+		"empty":               {func(t *testing.T, c, _ string) { writeFile(t, c, "") }, CodeMissingSecret},
+		"unreadable":          {func(t *testing.T, c, _ string) { require.NoError(t, os.Mkdir(c, 0o700)) }, CodeMissingSecret},
+		"half-written":        {func(t *testing.T, c, _ string) { writeFile(t, c, testKey[:31]) }, CodeInvalidMedianKey},
+		"unusable previous":   {func(t *testing.T, c, p string) { writeFile(t, c, testKey); writeFile(t, p, "short") }, CodeInvalidMedianKey},
+		"unreadable previous": {func(t *testing.T, c, p string) { writeFile(t, c, testKey); require.NoError(t, os.Mkdir(p, 0o700)) }, CodeInvalidMedianKey},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			current, previous := keyFiles(t)
+			c.setup(t, current, previous)
+			h, _, err := newFileHandler(t)
+			require.ErrorIs(t, err, c.code)
+			requireError(t, h.Serve(context.Background(), signedDiagnostics(testKey)), http.StatusInternalServerError, c.code)
+		})
+	}
+	t.Run("previous file alone", func(t *testing.T) {
+		dir := t.TempDir()
+		t.Setenv(keyFileEnv, "")
+		t.Setenv(previousKeyFileEnv, filepath.Join(dir, "previous"))
+		writeFile(t, filepath.Join(dir, "previous"), otherKey)
+		h, _, err := newFileHandler(t)
+		require.ErrorIs(t, err, CodeMissingSecret)
+		assert.Contains(t, err.Error(), keyFileEnv)
+		assert.False(t, accepts(h, otherKey))
+	})
+}
+
+func TestKeyFilePrevious(t *testing.T) {
+	t.Run("missing or empty means none", func(t *testing.T) {
+		current, previous := keyFiles(t)
+		writeFile(t, current, testKey)
+		h, _, err := newFileHandler(t)
+		require.NoError(t, err)
+		assert.Equal(t, []string{mustParseKey(testKey).st.fingerprint}, fingerprints(h))
+		writeFile(t, previous, "\n")
+		time.Sleep(10 * fastRefresh) // several polls: nothing may change
+		assert.Equal(t, []string{mustParseKey(testKey).st.fingerprint}, fingerprints(h))
+		assert.Nil(t, h.keyring().readErr)
+	})
+	t.Run("rotation", func(t *testing.T) {
+		current, previous := keyFiles(t)
+		writeFile(t, current, testKey)
+		h, _, err := newFileHandler(t)
+		require.NoError(t, err)
+		// The new key becomes current, the old one previous.
+		writeFile(t, previous, testKey)
+		writeFile(t, current, otherKey)
+		eventually(t, "both keys in force", func() bool { return accepts(h, otherKey) && accepts(h, testKey) })
+		assert.Equal(t, []string{keyFileEnv, previousKeyFileEnv}, h.keyring().names)
+		// The old key is removed.
+		require.NoError(t, os.Remove(previous))
+		eventually(t, "the old key is gone", func() bool { return !accepts(h, testKey) })
+		assert.True(t, accepts(h, otherKey))
+	})
+	t.Run("unusable previous keeps the keys in force", func(t *testing.T) {
+		current, previous := keyFiles(t)
+		writeFile(t, current, testKey)
+		h, log, err := newFileHandler(t)
+		require.NoError(t, err)
+		writeFile(t, previous, "short")
+		eventually(t, "the failed read is logged", func() bool { return len(log.find(t, "gave no usable key")) > 0 })
+		assert.Equal(t, string(CodeInvalidMedianKey), log.find(t, "gave no usable key")[0]["code"])
+		assert.Contains(t, log.find(t, "gave no usable key")[0]["error"], previousKeyFileEnv)
+		assert.True(t, accepts(h, testKey))
+	})
+}
+
+// TestKeyFileIgnoresKeyEnv: with MEDIAN_KEY_FILE set, MEDIAN_KEY does not
+// count, and a warning says so.
+func TestKeyFileIgnoresKeyEnv(t *testing.T) {
+	current, _ := keyFiles(t)
+	t.Setenv(keyEnv, otherKey)
+	writeFile(t, current, testKey)
+	h, log, err := newFileHandler(t)
+	require.NoError(t, err)
+	assert.False(t, accepts(h, otherKey))
+	assert.Len(t, log.find(t, "MEDIAN_KEY and MEDIAN_KEY_PREVIOUS are ignored"), 1)
+}
+
+// source is a Config.KeySource whose answer the test sets.
+type source struct {
+	mu    sync.Mutex
+	keys  []string
+	err   error
+	panic bool
+	calls atomic.Int64
+}
+
+func (s *source) set(err error, keys ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keys, s.err = keys, err
+}
+
+func (s *source) read(ctx context.Context) ([]string, error) {
+	s.calls.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.panic {
+		panic("the secret manager's client panicked")
+	}
+	return append([]string(nil), s.keys...), s.err
+}
+
+func newSourceHandler(t *testing.T, src *source) (*Handler, *logBuffer, error) {
+	t.Helper()
+	log, buf := newLogger()
+	h, err := New(Config{KeySource: src.read, KeyRefresh: fastRefresh, Now: func() time.Time { return testNow }, Logger: log})
+	require.NotNil(t, h, "%v", err)
+	t.Cleanup(func() { h.Close() })
+	return h, buf, err
+}
+
+func TestKeySource(t *testing.T) {
+	src := &source{}
+	src.set(nil, testKey)
+	h, log, err := newSourceHandler(t, src)
+	require.NoError(t, err)
+	assert.True(t, accepts(h, testKey))
+
+	src.set(nil, otherKey, testKey)
+	eventually(t, "the new keys are in force", func() bool { return accepts(h, otherKey) })
+	assert.True(t, accepts(h, testKey))
+
+	for name, bad := range map[string]func(){
+		"error":       func() { src.set(errors.New("secret manager: dial tcp 10.0.0.9:443: i/o timeout")) },
+		"no key":      func() { src.set(nil) },
+		"unusable":    func() { src.set(nil, "short", testKey) },
+		"bad retired": func() { src.set(nil, otherKey, "") },
+		"panic": func() {
+			src.mu.Lock()
+			src.panic = true
+			src.mu.Unlock()
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			before := len(log.find(t, "gave no usable key")) + len(log.find(t, "panicked"))
+			bad()
+			eventually(t, "the failed read is logged", func() bool {
+				return len(log.find(t, "gave no usable key"))+len(log.find(t, "panicked")) > before
+			})
+			assert.True(t, accepts(h, otherKey), "the keys in force stay")
+			assert.True(t, accepts(h, testKey), "the keys in force stay")
+			lines := log.find(t, "gave no usable key")
+			require.NotEmpty(t, lines)
+			assert.Equal(t, "Config.KeySource", lines[len(lines)-1]["source"])
+			src.mu.Lock()
+			src.panic = false
+			src.mu.Unlock()
+			src.set(nil, otherKey, testKey)
+			eventually(t, "a good read clears the failure", func() bool { return h.keyring().readErr == nil })
+		})
+	}
+	assert.NotContains(t, log.String(), `"`+testKey)
+	assert.NotContains(t, log.String(), otherKey)
+}
+
+func TestKeySourceNothingAtStart(t *testing.T) {
+	src := &source{}
+	src.set(errors.New("not reachable yet"))
+	h, log, err := newSourceHandler(t, src)
+	require.ErrorIs(t, err, CodeMissingSecret)
+	msg := requireError(t, h.Serve(context.Background(), signedDiagnostics(testKey)), http.StatusInternalServerError, CodeMissingSecret)
+	assert.NotContains(t, msg, "not reachable yet", "the source's own error goes to the log only")
+	assert.Contains(t, log.String(), "not reachable yet")
+	src.set(nil, testKey)
+	eventually(t, "the first usable key is in force", func() bool { return accepts(h, testKey) })
+}
+
+func TestKeySourceConfigErrors(t *testing.T) {
+	src := &source{}
+	h, err := New(Config{Keys: []string{testKey}, KeySource: src.read, Logger: discardLogger()})
+	assert.Nil(t, h)
+	require.ErrorContains(t, err, "both Config.Keys and Config.KeySource")
+	h, err = New(Config{KeySource: src.read, KeyRefresh: -time.Second, Logger: discardLogger()})
+	assert.Nil(t, h)
+	require.ErrorContains(t, err, "Config.KeyRefresh")
+	assert.Zero(t, src.calls.Load(), "a Handler that is not built reads nothing and starts nothing")
+}
+
+// TestCloseStopsKeyReads: Close ends the background reads and waits for
+// them; nothing is called after it returns.
+func TestCloseStopsKeyReads(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	src := &source{}
+	src.set(nil, testKey)
+	h, err := New(Config{KeySource: src.read, KeyRefresh: time.Millisecond, Logger: discardLogger()})
+	require.NoError(t, err)
+	eventually(t, "the source is read again", func() bool { return src.calls.Load() > 2 })
+	require.NoError(t, h.Close())
+	require.NoError(t, h.Close(), "a second Close is harmless")
+	calls := src.calls.Load()
+	time.Sleep(20 * time.Millisecond)
+	assert.Equal(t, calls, src.calls.Load(), "no read after Close")
+	h.cfg.Now = func() time.Time { return testNow }
+	assert.True(t, accepts(h, testKey), "the Handler still answers under the keys in force")
+
+	h, err = New(Config{Keys: []string{testKey}, Logger: discardLogger()})
+	require.NoError(t, err)
+	require.NoError(t, h.Close(), "Close of a Handler with keys read once does nothing")
+}
+
+// TestKeySwapUnderLoad: requests verify while the keys swap under them
+// (run with -race). A key in every set always verifies; one that comes and
+// goes is either accepted or invalid_signature, never anything else.
+func TestKeySwapUnderLoad(t *testing.T) {
+	src := &source{}
+	src.set(nil, testKey)
+	h, _, err := newSourceHandler(t, src)
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	var swapper sync.WaitGroup
+	swapper.Add(1)
+	go func() {
+		defer swapper.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if i%2 == 0 {
+				src.set(nil, testKey, otherKey)
+			} else {
+				src.set(nil, testKey)
+			}
+			time.Sleep(fastRefresh / 2)
+		}
+	}()
+	var wg sync.WaitGroup
+	var bad atomic.Int64
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 300; i++ {
+				if !accepts(h, testKey) {
+					bad.Add(1)
+				}
+				if resp := h.Serve(context.Background(), signedDiagnostics(otherKey)); resp.Status != http.StatusOK && resp.code != CodeInvalidSignature {
+					bad.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	swapper.Wait()
+	assert.Zero(t, bad.Load())
+	assert.Equal(t, int64(1200), h.keyring().keys[0].st.verified.Load(), "the key that stays keeps its count across every swap")
+}
+
+// TestVerifiedCounters: each key counts the requests it verified.
+func TestVerifiedCounters(t *testing.T) {
+	h, _ := newHandler(t, Config{Keys: []string{testKey, otherKey}})
+	for range 3 {
+		require.True(t, accepts(h, otherKey))
+	}
+	require.True(t, accepts(h, testKey))
+	require.Equal(t, CodeInvalidSignature, codeFor(h, strings.Repeat("z", 40)))
+	r := h.keyring()
+	assert.Equal(t, []int64{1, 3}, []int64{r.keys[0].st.verified.Load(), r.keys[1].st.verified.Load()})
+}
