@@ -171,7 +171,7 @@ func hint(m member, notes []string, check func(string) string) (string, []string
 // checkPath says what is wrong with a medianNavigateTo path, "" if nothing.
 func checkPath(p string) string {
 	switch n := utf8.RuneCountInString(p); {
-	case n == 0 || p[0] != '/' || strings.HasPrefix(p, "//"):
+	case n == 0 || p[0] != '/' || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\"):
 		return fmt.Sprintf("%q does not start with a single /", snippet([]byte(p), 60))
 	case n > maxPath:
 		return fmt.Sprintf("is %d characters, over %d", n, maxPath)

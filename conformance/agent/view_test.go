@@ -149,6 +149,7 @@ func TestUnusableHintsShowNothing(t *testing.T) {
 	for _, res := range []string{
 		`{"medianNavigateTo":"https://evil.example/x","ok":true}`,
 		`{"medianNavigateTo":"//evil.example","ok":true}`,
+		`{"medianNavigateTo":"/\\\\evil.example","ok":true}`,
 		`{"medianNavigateTo":5,"ok":true}`,
 		`{"medianHighlight":"","ok":true}`,
 		`{"medianHighlight":"` + strings.Repeat("a", 257) + `","ok":true}`,
