@@ -118,7 +118,7 @@ func TestCheckRunsTheSuite(t *testing.T) {
 	p.api(t, "/api/tools", nil, nil)
 	p.api(t, "/api/call", map[string]any{"tool": "lookup_order", "input": `{"orderId":"A-1001"}`, "persona": verified}, nil)
 	var rep struct {
-		Results []conformance.Result
+		Verdicts []conformance.Verdict
 		Passed  int
 		Failed  int
 		Samples int
@@ -126,11 +126,11 @@ func TestCheckRunsTheSuite(t *testing.T) {
 	if st := p.api(t, "/api/check", map[string]any{}, &rep); st != 200 {
 		t.Fatalf("status %d", st)
 	}
-	if rep.Failed != 0 || rep.Passed < 20 || rep.Samples != 1 || len(rep.Results) != len(conformance.Cases()) {
-		t.Errorf("passed %d failed %d samples %d results %d", rep.Passed, rep.Failed, rep.Samples, len(rep.Results))
+	if rep.Failed != 0 || rep.Passed < 20 || rep.Samples != 1 || len(rep.Verdicts) != len(conformance.Cases()) {
+		t.Errorf("passed %d failed %d samples %d results %d", rep.Passed, rep.Failed, rep.Samples, len(rep.Verdicts))
 	}
-	for _, r := range rep.Results {
-		if r.Status == conformance.StatusFail {
+	for _, r := range rep.Verdicts {
+		if r.Status == "fail" {
 			t.Errorf("%s", r)
 		}
 	}

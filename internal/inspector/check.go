@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/internal/wire"
 )
 
 // serveCheck runs the conformance suite against the endpoint, with this
@@ -15,16 +16,26 @@ func (s *Server) serveCheck(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	target := conformance.URLTarget(s.cfg.URL, s.cfg.Key)
 	target.Tools = samples
+	target.UserAgent = wire.UserAgent()
 	rep, err := conformance.Check(r.Context(), target, conformance.Options{Timeout: s.cfg.Timeout})
 	if err != nil {
 		writeError(w, http.StatusBadGateway, err.Error())
 		return
 	}
+	count := func(status string) int {
+		n := 0
+		for _, v := range rep.Verdicts {
+			if v.Status == status {
+				n++
+			}
+		}
+		return n
+	}
 	writeJSON(w, map[string]any{
-		"results": rep.Results,
-		"passed":  rep.Count(conformance.StatusPass),
-		"failed":  rep.Count(conformance.StatusFail),
-		"skipped": rep.Count(conformance.StatusSkip),
-		"samples": len(samples),
+		"verdicts": rep.Verdicts,
+		"passed":   count("pass"),
+		"failed":   count("fail"),
+		"skipped":  count("skip"),
+		"samples":  len(samples),
 	})
 }

@@ -28,39 +28,36 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 // invalidInputs of the tool's first sample. Replays, diagnostics, and
 // answers the agent reads nothing of are left out, and so is an invalid
 // input of a tool with no valid sample (a sample needs a valid input).
-func samplesOf(history []*entry) []conformance.ToolSamples {
-	var list []conformance.ToolSamples
+func samplesOf(history []*entry) []conformance.ToolSample {
+	var list []conformance.ToolSample
 	seen := map[string]bool{}
 	var invalid []*entry
 	for _, e := range history {
 		if e.Kind != "call" || e.View == nil || e.Persona == nil {
 			continue
 		}
-		var expect conformance.Expect
+		var expect string
 		switch {
 		case e.View.Told == agent.ToldFixInput:
 			invalid = append(invalid, e)
 			continue
 		case e.View.Told == agent.ToldDoNotRetry:
-			expect = conformance.ExpectFailure
+			expect = "execution_failed"
 		case e.View.Told == agent.ToldResult && e.View.Refusal:
-			expect = conformance.ExpectRefusal
+			expect = "refusal"
 		case e.View.Told == agent.ToldResult:
-			expect = conformance.ExpectResult
+			expect = "" // the default, a result
 		default:
 			continue
 		}
 		p := e.Persona
-		smp := conformance.ToolSamples{
+		smp := conformance.ToolSample{
 			Tool:       e.Tool,
-			Input:      e.Input,
+			Input:      e.Input, // a json.RawMessage, written as it was sent
 			Visitor:    conformance.Visitor{Verified: p.Verified, ExternalID: p.ExternalID, Email: p.Email, Name: p.Name},
 			Risk:       p.Risk,
 			ApprovedBy: p.ApprovedBy,
 			Expect:     expect,
-		}
-		if expect == conformance.ExpectResult {
-			smp.Expect = ""
 		}
 		key, _ := json.Marshal(smp)
 		if seen[string(key)] {
@@ -70,7 +67,7 @@ func samplesOf(history []*entry) []conformance.ToolSamples {
 		list = append(list, smp)
 	}
 	for _, e := range invalid {
-		i := slices.IndexFunc(list, func(s conformance.ToolSamples) bool { return s.Tool == e.Tool })
+		i := slices.IndexFunc(list, func(s conformance.ToolSample) bool { return s.Tool == e.Tool })
 		if i < 0 {
 			continue
 		}

@@ -47,9 +47,10 @@ type Exchange struct {
 }
 
 // UserAgent is the User-Agent of every request: "mediancheck/" and the
-// module's version ("devel" in a build from a checkout).
+// module's version ("(devel)" in a build from a work tree, as conformance
+// says it).
 func UserAgent() string {
-	v := "devel"
+	v := "(devel)"
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		v = bi.Main.Version
 	}

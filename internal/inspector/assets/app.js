@@ -280,7 +280,7 @@ async function check() {
   $("check-summary").textContent = "running…";
   const data = await api("/api/check", {});
   $("check-summary").textContent = data.passed + " passed, " + data.failed + " failed, " + data.skipped + " skipped (" + data.samples + " samples from this run)";
-  $("check-results").replaceChildren(...data.results.map((r) => el("tr", { className: "status-" + r.status },
+  $("check-results").replaceChildren(...data.verdicts.map((r) => el("tr", { className: "status-" + r.status },
     el("td", { textContent: r.status }),
     el("td", { textContent: r.id + " (" + r.section + ")" }),
     el("td", {}, [r.message, r.expected && "expected: " + r.expected, r.actual && "actual: " + r.actual].filter(Boolean).join("\n"),
