@@ -119,9 +119,9 @@ func TestCheckRunsTheSuite(t *testing.T) {
 	p.api(t, "/api/call", map[string]any{"tool": "lookup_order", "input": `{"orderId":"A-1001"}`, "persona": verified}, nil)
 	var rep struct {
 		Verdicts []conformance.Verdict
-		Passed  int
-		Failed  int
-		Samples int
+		Passed   int
+		Failed   int
+		Samples  int
 	}
 	if st := p.api(t, "/api/check", map[string]any{}, &rep); st != 200 {
 		t.Fatalf("status %d", st)

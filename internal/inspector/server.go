@@ -24,7 +24,7 @@ type Config struct {
 	URL     string        // the endpoint, mount path included
 	Key     string        // the Median key calls are signed with; never sent to the page
 	Timeout time.Duration // bounds each request to the endpoint; 0: 30 seconds
-	HTTP    *http.Client  // nil: a client of its own
+	HTTP    *http.Client  // nil: a client that follows no redirect
 }
 
 // Server serves the inspector page and its API for one run.
@@ -55,13 +55,9 @@ func New(cfg Config) (*Server, error) {
 	if _, err := rand.Read(b); err != nil {
 		return nil, err
 	}
-	hc := cfg.HTTP
-	if hc == nil {
-		hc = &http.Client{}
-	}
 	return &Server{
 		cfg:    cfg,
-		client: &wire.Client{URL: cfg.URL, Key: key, HTTP: hc, Timeout: cfg.Timeout},
+		client: &wire.Client{URL: cfg.URL, Key: key, HTTP: cfg.HTTP, Timeout: cfg.Timeout},
 		token:  hex.EncodeToString(b),
 		bodies: map[int][]byte{},
 	}, nil

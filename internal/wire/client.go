@@ -25,7 +25,7 @@ const MaxAnswer = 8 << 20
 type Client struct {
 	URL     string        // the endpoint, mount path included
 	Key     protocol.Key  // the key requests are signed with
-	HTTP    *http.Client  // nil: a client with no timeout of its own
+	HTTP    *http.Client  // nil: a client that follows no redirect
 	Timeout time.Duration // bounds each request; 0: 30 seconds
 	Skew    time.Duration // added to the clock a request is signed with
 	Now     func() time.Time
@@ -96,7 +96,7 @@ func (c *Client) do(ctx context.Context, method string, body []byte) Exchange {
 	req.Header = x.RequestHeader.Clone()
 	hc := c.HTTP
 	if hc == nil {
-		hc = http.DefaultClient
+		hc = noRedirects
 	}
 	start := time.Now()
 	resp, err := hc.Do(req)
@@ -117,6 +117,10 @@ func (c *Client) do(ctx context.Context, method string, body []byte) Exchange {
 	}
 	return x
 }
+
+// noRedirects is the default client: a redirect is shown as the answer it
+// is, never followed with the signature to another place.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 // describe says what a transport error means for the user.
 func describe(err error, timeout time.Duration) error {
