@@ -39,6 +39,7 @@ type entry struct {
 	Answer      string      `json:"answer"`      // at most maxShown bytes of the answer
 	AnswerBytes int         `json:"answerBytes"` // the answer's whole length
 	AnswerCut   bool        `json:"answerCut"`   // Answer is cut
+	AnswerShown int         `json:"answerShown"` // how many bytes of the answer Answer holds
 	Curl        string      `json:"curl"`
 	View        *agent.View `json:"view,omitempty"` // nil when no answer came
 	Error       string      `json:"error,omitempty"`
@@ -58,7 +59,8 @@ func newEntry(kind string, x wire.Exchange, diagnostics bool) *entry {
 	}
 	e.Status, e.Headers = x.Status, x.Header
 	e.Answer, e.AnswerBytes = shown(x.Answer), len(x.Answer)
-	e.AnswerCut = len(e.Answer) < len(x.Answer)
+	e.AnswerShown = len(e.Answer)
+	e.AnswerCut = e.AnswerShown < len(x.Answer)
 	if x.TooLong {
 		e.Error = "the answer is longer than 8 MiB; it was read no further"
 	}

@@ -6,7 +6,9 @@
 const token = new URLSearchParams(location.search).get("token") || "";
 const $ = (id) => document.getElementById(id);
 const el = (tag, props = {}, ...children) => {
-  const e = Object.assign(document.createElement(tag), props);
+  const { dataset, ...rest } = props;
+  const e = Object.assign(document.createElement(tag), rest);
+  Object.assign(e.dataset, dataset || {});
   for (const c of children) e.append(c);
   return e;
 };
@@ -217,7 +219,7 @@ function show(e) {
   $("view-notes").replaceChildren(...notes.map((n) => el("li", { textContent: n })));
   $("replay").hidden = $("again").hidden = e.kind === "diagnostics";
   $("answer-status").textContent = e.status
-    ? "HTTP " + e.status + " · " + e.elapsedMs.toFixed(1) + " ms · " + e.answerBytes + " bytes" + (e.answerCut ? " (showing the first " + e.answer.length + " characters)" : "")
+    ? "HTTP " + e.status + " · " + e.elapsedMs.toFixed(1) + " ms · " + e.answerBytes + " bytes" + (e.answerCut ? " (showing the first " + e.answerShown + " bytes)" : "")
     : "no answer after " + e.elapsedMs.toFixed(1) + " ms: " + e.error;
   $("answer-headers").textContent = headers(e.headers);
   $("answer-body").textContent = pretty(e.answer, e.answerCut) + (e.answerCut ? "\n… cut" : "");
@@ -240,7 +242,7 @@ function pretty(text, cut) {
 async function loadHistory() {
   const data = await api("/api/history");
   $("history").replaceChildren(...data.entries.slice().reverse().map((e) => el("li", { dataset: { n: e.n } },
-    el("button", { type: "button", textContent: "#" + e.n, onclick: () => show(e) }),
+    el("button", { type: "button", textContent: "#" + e.n, onclick: () => { show(e); if (e.kind !== "diagnostics") fillFrom(e); } }),
     el("span", { textContent: (e.kind === "diagnostics" ? "diagnostics" : e.tool) + (e.kind === "replay" ? " (replay)" : "") + " " + (e.status || "—") + " " + (e.view ? e.view.told : "") }))));
 }
 
@@ -249,14 +251,19 @@ async function replay() {
   await loadHistory();
 }
 
-async function again() {
-  const tool = tools.find((t) => t.name === shown.tool);
-  if (!tool) throw new Error("the manifest no longer lists " + shown.tool);
-  const p = shown.persona || {};
-  select(tool, shown.input);
-  $("p-risk").value = p.risk || "";
+// fillFrom puts a call's tool, input and context back in the editor.
+function fillFrom(e) {
+  const tool = tools.find((t) => t.name === e.tool);
+  if (!tool) throw new Error("the manifest no longer lists " + e.tool);
+  const p = e.persona || {};
+  select(tool, e.input);
+  $("p-risk").value = p.risk === tool.declaredRisk ? "" : p.risk || "";
   $("p-verified").checked = !!p.verified;
-  for (const k of ["externalId", "email", "name", "approvedBy", "conversationId"]) $("p-" + k).value = p[k] || "";
+  for (const k of ["externalId", "email", "name", "approvedBy"]) $("p-" + k).value = p[k] || "";
+}
+
+async function again() {
+  fillFrom(shown);
   await send();
 }
 
@@ -280,11 +287,13 @@ async function check() {
   $("check-summary").textContent = "running…";
   const data = await api("/api/check", {});
   $("check-summary").textContent = data.passed + " passed, " + data.failed + " failed, " + data.skipped + " skipped (" + data.samples + " samples from this run)";
-  $("check-results").replaceChildren(...data.verdicts.map((r) => el("tr", { className: "status-" + r.status },
-    el("td", { textContent: r.status }),
-    el("td", { textContent: r.id + " (" + r.section + ")" }),
-    el("td", {}, [r.message, r.expected && "expected: " + r.expected, r.actual && "actual: " + r.actual].filter(Boolean).join("\n"),
-      r.curl ? el("pre", { textContent: r.curl }) : "")))));
+  $("check-results").replaceChildren(...data.verdicts.map((r) => {
+    const what = [r.message, r.expected && "expected: " + r.expected, r.actual && "actual: " + r.actual].filter(Boolean).join("\n");
+    return el("tr", { className: "status-" + r.status },
+      el("td", { textContent: r.status }),
+      el("td", { textContent: r.id + " (" + r.section + ")" }),
+      el("td", {}, what, r.curl ? el("pre", { textContent: "reproduce: " + r.curl }) : ""));
+  }));
 }
 
 document.addEventListener("DOMContentLoaded", () => {
