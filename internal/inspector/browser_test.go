@@ -239,7 +239,7 @@ func TestBrowserBadAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	click(t, ctx, "#send")
-	waitText(t, ctx, "#answer-status", "4194312 bytes (showing the first 65536 bytes)")
+	waitText(t, ctx, "#answer-status", "4194323 bytes (showing the first 65536 bytes)")
 	waitText(t, ctx, "#view-notes", "the agent reads the first 4,000 of 4,194,312 characters")
 	body := waitText(t, ctx, "#answer-body", "… cut")
 	if len(body) > 70<<10 {
