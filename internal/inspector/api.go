@@ -72,12 +72,9 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "the input is not valid JSON, so no call can carry it: fix it in the raw editor")
 		return
 	}
-	p := req.Persona
-	if p.Risk == "" {
-		s.mu.Lock()
-		p.Risk = wire.DeclaredRisk(s.tools, req.Tool)
-		s.mu.Unlock()
-	}
+	s.mu.Lock()
+	p := req.Persona.Approve(wire.DeclaredRisk(s.tools, req.Tool))
+	s.mu.Unlock()
 	id := wire.NewID()
 	body, err := wire.CallBody(req.Tool, id, input, p)
 	if err != nil {

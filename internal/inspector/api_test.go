@@ -51,6 +51,16 @@ func TestCallShowsTheAgentsView(t *testing.T) {
 	if c.Persona.Risk != "high" || c.View.Told != agent.ToldResult || c.View.Refusal {
 		t.Errorf("cancel_order: persona %+v view %+v", c.Persona, c.View)
 	}
+	c = entry{}
+	p.api(t, "/api/call", map[string]any{"tool": "cancel_order", "input": `{"orderId":"C-3003"}`}, &c)
+	if c.Persona.ApprovedBy != "A teammate" || c.View.Refusal {
+		t.Errorf("cancel_order without approvedBy: persona %+v view %+v", c.Persona, c.View)
+	}
+	c = entry{}
+	p.api(t, "/api/call", map[string]any{"tool": "cancel_order", "input": `{"orderId":"C-3003"}`, "persona": map[string]any{"unapproved": true}}, &c)
+	if c.Persona.ApprovedBy != "" || !c.View.Refusal || !strings.Contains(c.View.Text, "approval_required") {
+		t.Errorf("cancel_order unapproved: persona %+v view %+v", c.Persona, c.View)
+	}
 
 	// An input the schema refuses: problems before sending, and the agent
 	// is told to fix its input.
@@ -90,8 +100,19 @@ func TestCallShowsTheAgentsView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(samples) != 2 || samples[0].Tool != "lookup_order" || !samples[0].Visitor.Verified || len(samples[0].InvalidInputs) != 1 || samples[1].Risk != "high" {
-		t.Errorf("samples %+v", samples)
+	if len(samples) != 4 || samples[0].Tool != "lookup_order" || !samples[0].Visitor.Verified || len(samples[0].InvalidInputs) != 1 {
+		t.Fatalf("samples %+v", samples)
+	}
+	// cancel_order: run (approved by Grace), then already cancelled
+	// (approved by default), then refused without approval.
+	if s := samples[1]; s.Risk != "high" || s.ApprovedBy != "Grace" || s.Expect != "" {
+		t.Errorf("sample 2: %+v", s)
+	}
+	if s := samples[2]; s.ApprovedBy != "A teammate" || s.Expect != "execution_failed" {
+		t.Errorf("sample 3: %+v", s)
+	}
+	if s := samples[3]; !s.Unapproved || s.Expect != "refusal" {
+		t.Errorf("sample 4: %+v", s)
 	}
 
 	var d entry
@@ -102,7 +123,7 @@ func TestCallShowsTheAgentsView(t *testing.T) {
 
 	var hist struct{ Entries []entry }
 	p.api(t, "/api/history", nil, &hist)
-	if len(hist.Entries) != 5 {
+	if len(hist.Entries) != 7 {
 		t.Errorf("%d entries", len(hist.Entries))
 	}
 	if st := p.api(t, "/api/call", map[string]any{"tool": "lookup_order", "input": `{"orderId":`}, nil); st != 400 {

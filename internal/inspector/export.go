@@ -57,6 +57,7 @@ func samplesOf(history []*entry) []conformance.ToolSample {
 			Visitor:    conformance.Visitor{Verified: p.Verified, ExternalID: p.ExternalID, Email: p.Email, Name: p.Name},
 			Risk:       p.Risk,
 			ApprovedBy: p.ApprovedBy,
+			Unapproved: p.Unapproved,
 			Expect:     expect,
 		}
 		key, _ := json.Marshal(smp)

@@ -22,14 +22,31 @@ type Persona struct {
 	Name           string `json:"name,omitempty"`
 	ApprovedBy     string `json:"approvedBy,omitempty"`
 	ConversationID string `json:"conversationId,omitempty"`
+	Unapproved     bool   `json:"unapproved,omitempty"` // send no approvedBy, whatever the risk
 }
 
-// ApprovedByDefault is what Median sends as approvedBy on an approved call
-// with no name on record.
-const ApprovedByDefault = "A teammate"
+// Approve fills in the defaults of p for a tool declared at declared: the
+// declared risk when p.Risk is "", and approvedByDefault as approvedBy when
+// that risk is reviewed or high and p names no one (unless Unapproved).
+func (p Persona) Approve(declared string) Persona {
+	if p.Risk == "" {
+		p.Risk = declared
+	}
+	switch {
+	case p.Unapproved:
+		p.ApprovedBy = ""
+	case p.ApprovedBy == "" && needsApproval(p.Risk):
+		p.ApprovedBy = approvedByDefault
+	}
+	return p
+}
 
-// NeedsApproval reports whether a call at risk is sent approved.
-func NeedsApproval(risk string) bool { return risk == "reviewed" || risk == "high" }
+// approvedByDefault is what Median sends as approvedBy on an approved call
+// with no name on record.
+const approvedByDefault = "A teammate"
+
+// needsApproval reports whether a call at risk is sent approved.
+func needsApproval(risk string) bool { return risk == "reviewed" || risk == "high" }
 
 // NewID returns a fresh toolCallId: "call_" and 16 random bytes in hex.
 func NewID() string {

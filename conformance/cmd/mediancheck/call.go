@@ -79,19 +79,16 @@ func runCall(args []string, stdout, stderr io.Writer, getenv func(string) string
 	if *verified {
 		p.ExternalID = *externalID
 	}
+	declared := "low"
 	if p.Risk == "" {
 		tools, _, err := client.Manifest(ctx)
 		if err != nil {
 			fmt.Fprintf(stderr, "mediancheck call: the manifest gives no risk for %s (%v): sending risk low\n", *tool, err)
 		}
-		p.Risk = wire.DeclaredRisk(tools, *tool)
+		declared = wire.DeclaredRisk(tools, *tool)
 	}
-	switch {
-	case approvedBy.set:
-		p.ApprovedBy = approvedBy.value
-	case wire.NeedsApproval(p.Risk):
-		p.ApprovedBy = wire.ApprovedByDefault
-	}
+	p.ApprovedBy, p.Unapproved = approvedBy.value, approvedBy.set && approvedBy.value == ""
+	p = p.Approve(declared)
 	if *id == "" {
 		*id = "test_" + uuid() // as Median's own test calls are named
 	}

@@ -183,6 +183,7 @@ function persona() {
   return {
     risk: v("p-risk"), verified: $("p-verified").checked, externalId: v("p-externalId"),
     email: v("p-email"), name: v("p-name"), approvedBy: v("p-approvedBy"), conversationId: v("p-conversationId"),
+    unapproved: $("p-unapproved").checked,
   };
 }
 
@@ -259,6 +260,7 @@ function fillFrom(e) {
   select(tool, e.input);
   $("p-risk").value = p.risk === tool.declaredRisk ? "" : p.risk || "";
   $("p-verified").checked = !!p.verified;
+  $("p-unapproved").checked = !!p.unapproved;
   for (const k of ["externalId", "email", "name", "approvedBy"]) $("p-" + k).value = p[k] || "";
 }
 
