@@ -1,7 +1,9 @@
 package inspector
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -247,4 +250,95 @@ func TestBrowserBadAnswers(t *testing.T) {
 	}
 	click(t, ctx, "#send") // still usable
 	waitText(t, ctx, "#answer-title", "#2 odd")
+}
+
+// TestBrowserForm: the form built from a richer schema (enum, integer
+// with bounds, boolean, an array of strings, a nested object) writes the
+// input the raw editor shows, and the raw editor fills the form.
+func TestBrowserForm(t *testing.T) {
+	var got struct {
+		sync.Mutex
+		body string
+	}
+	up := startUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodGet {
+			_, _ = io.WriteString(w, `{"tools":[{"name":"plan","risk":"medium","description":"Changes a plan.","inputSchema":{"type":"object","required":["plan"],"properties":{
+				"plan":{"type":"string","enum":["free","pro"],"description":"The plan to move to."},
+				"seats":{"type":"integer","minimum":1,"maximum":50},
+				"annual":{"type":"boolean"},
+				"tags":{"type":"array","items":{"type":"string","maxLength":8}},
+				"address":{"type":"object","properties":{"zip":{"type":"string","pattern":"^[0-9]{5}$"}}}}}}]}`)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		got.Lock()
+		got.body = string(b)
+		got.Unlock()
+		_, _ = io.WriteString(w, `{"result":{"ok":true}}`)
+	}))
+	s, err := New(Config{URL: up.URL, Key: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	ctx := chromium(t)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/?token="+s.Token()),
+		chromedp.WaitVisible(chromedp.CSS(`#form select[name="plan"]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, ctx, "#form", "The plan to move to.")
+	waitText(t, ctx, "#form", "from 1 to 50")
+	waitText(t, ctx, "#form", "pattern ^[0-9]{5}$")
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		const set = (sel, v, ev) => { const e = document.querySelector(sel); e.value = v; e.dispatchEvent(new Event(ev)); };
+		set('#form select[name="plan"]', "pro", "change");
+		set('#form input[name="seats"]', "60", "input");
+		const annual = document.querySelector('#form input[name="annual"]'); annual.checked = true; annual.dispatchEvent(new Event("change"));
+		[...document.querySelectorAll("#form button")].find((b) => b.textContent === "Add an item").click();
+		set('#form input[name="item"]', "vip", "input");
+		set('#form input[name="zip"]', "123", "input");
+		return true;
+	})()`)); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"plan":"pro","seats":60,"annual":true,"tags":["vip"],"address":{"zip":"123"}}`
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		raw, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS("#raw-input")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var compact bytes.Buffer
+		_ = json.Compact(&compact, []byte(raw))
+		if compact.String() == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the raw editor holds %s, want %s", raw, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Both problems are shown before sending; the call can still be sent.
+	waitText(t, ctx, "#problems", "/seats")
+	waitText(t, ctx, "#problems", "/address/zip")
+	click(t, ctx, "#send")
+	waitText(t, ctx, "#view-told", "The agent reads the result")
+	got.Lock()
+	if !strings.Contains(got.body, `"input":{"plan":"pro","seats":60,"annual":true,"tags":["vip"],"address":{"zip":"123"}}`) || !strings.Contains(got.body, `"risk":"medium"`) {
+		t.Errorf("the endpoint received %s", got.body)
+	}
+	got.Unlock()
+
+	// The raw editor fills the form.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const r = document.getElementById("raw-input"); r.value = '{"plan":"free","seats":3}'; r.dispatchEvent(new Event("input")); return true; })()`)); err != nil {
+		t.Fatal(err)
+	}
+	seats, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#form input[name="seats"]`)))
+	if err != nil || seats != "3" {
+		t.Errorf("seats %q (%v) after editing the raw JSON", seats, err)
+	}
 }
