@@ -23,27 +23,27 @@ const MaxAnswer = 8 << 20
 
 // Client signs and sends requests to one endpoint.
 type Client struct {
-	URL     string        // the endpoint, mount path included
-	Key     protocol.Key  // the key requests are signed with
-	HTTP    *http.Client  // nil: a client that follows no redirect
-	Timeout time.Duration // bounds each request; 0: 30 seconds
-	Skew    time.Duration // added to the clock a request is signed with
-	Now     func() time.Time
+	URL     string           // the endpoint, mount path included
+	Key     protocol.Key     // the key requests are signed with
+	HTTP    *http.Client     // nil: a client that follows no redirect
+	Timeout time.Duration    // bounds each request; 0: 30 seconds
+	Skew    time.Duration    // added to the clock a request is signed with
+	Now     func() time.Time // the clock; nil: time.Now
 }
 
 // Exchange is one request as sent and its answer as received.
 type Exchange struct {
-	Method        string        `json:"method"`
-	URL           string        `json:"url"`
-	RequestHeader http.Header   `json:"requestHeader"`
-	Body          []byte        `json:"-"` // the request body; nil for a GET
-	SignedAt      time.Time     `json:"signedAt"`
-	Status        int           `json:"status"` // 0 when no answer came
-	Header        http.Header   `json:"header"`
-	Answer        []byte        `json:"-"`
-	TooLong       bool          `json:"tooLong"` // the answer was longer than MaxAnswer and is cut
-	Elapsed       time.Duration `json:"elapsedNs"`
-	Err           error         `json:"-"` // why no answer came
+	Method        string
+	URL           string
+	RequestHeader http.Header // as sent: the signature, User-Agent, Content-Type
+	Body          []byte      // the request body; nil for a GET
+	SignedAt      time.Time   // the clock the request was signed with (Skew included)
+	Status        int         // 0 when no answer came (Err says why)
+	Header        http.Header // the answer's headers
+	Answer        []byte      // the answer's body, at most MaxAnswer bytes
+	TooLong       bool        // the answer was longer than MaxAnswer and is cut
+	Elapsed       time.Duration
+	Err           error // why no answer came, or why it could not be read whole
 }
 
 // UserAgent is the User-Agent of every request: "mediancheck/" and the
