@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/median-go/median/conformance/agent"
 	"github.com/median-go/median/protocol"
 )
 
@@ -37,6 +38,16 @@ type Reply[Out any] struct {
 	Status int
 	Header http.Header
 	Raw    []byte
+
+	// View is what Median's agent gets from the answer (docs/PROTOCOL.md
+	// §11): the text it reads (the result's JSON without the widget hints,
+	// cut to 4,000 characters, or the error's message), the widget's
+	// button and highlight, and what it is told. Assert on it to test what
+	// the agent will read:
+	//
+	//	assert.Equal(t, "/orders/A-1001", r.View.Button)
+	//	assert.False(t, r.View.Cut, "the agent would not read all of it")
+	View agent.View
 
 	// ToolCallID is the toolCallId the call was sent with. To check what a
 	// repeated call gets, send the same sample again with ToolCallID set to
@@ -116,6 +127,7 @@ func Call[Out any](ctx context.Context, target Target, call ToolSample) (Reply[O
 		return failf("no answer: %v", x.err)
 	}
 	r.Status, r.Header, r.Raw = x.status, x.header, x.resp
+	r.View = agent.Of(x.status, x.header.Get("Content-Type"), x.resp)
 	if x.tooLong {
 		return failf("the answer is longer than %d bytes", readLimit)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/conformance/agent"
 	"github.com/median-go/median/protocol"
 )
 
@@ -56,6 +57,8 @@ func testLookupOrder(t *testing.T) {
 	require.Nil(t, r.Error)
 	require.Nil(t, r.Refusal)
 	assert.Equal(t, order{OrderID: "A-1001", Status: "shipped"}, r.Result)
+	assert.JSONEq(t, `{"orderId":"A-1001","status":"shipped"}`, r.View.Text, "what the agent reads")
+	assert.False(t, r.View.Cut, "the agent reads all of it")
 
 	r = conformance.CallTool[order](t, target, conformance.ToolSample{Tool: "lookup_order", Input: lookupInput{OrderID: "A-1001"}}) // not signed in
 	require.NotNil(t, r.Refusal)
@@ -65,6 +68,7 @@ func testLookupOrder(t *testing.T) {
 	require.NotNil(t, r.Error)
 	assert.Equal(t, protocol.CodeInvalidInput, r.Error.Code)
 	assert.Contains(t, r.Error.Message, "orderId")
+	assert.Equal(t, agent.ToldFixInput, r.View.Told, "the agent is told to fix its input")
 }
 
 // CallTool tests one of your own tools through your app, the way Median

@@ -7,13 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"unicode/utf8"
+
+	"github.com/median-go/median/internal/chars"
 )
 
 // Limits of PROTOCOL.md §3.3.
 const (
-	maxResultChars      = 4000 // the agent reads this many characters of a result
-	maxDiagnosticsChars = 2000 // Median keeps this many characters of diagnostics
+	maxResultChars      = chars.Result      // the agent reads this many characters of a result
+	maxDiagnosticsChars = chars.Diagnostics // Median keeps this many characters of diagnostics
 )
 
 // runTool runs the prepared tool under its timeout and encodes its answer
@@ -123,7 +124,7 @@ func (h *Handler) encodeResult(ctx context.Context, tool string, v any, budget i
 		if raw, err = fitResult(raw, budget); err != nil {
 			return errorResponse(errorf(CodeExecutionFailed, "tool %s: %s", tool, err))
 		}
-	} else if n := utf8.RuneCount(raw); n > maxResultChars {
+	} else if n := chars.Count(raw); n > maxResultChars {
 		h.cfg.Logger.WarnContext(ctx, "median: result is longer than the agent reads", "tool", tool, "chars", n, "limit", maxResultChars)
 	}
 	body := make([]byte, 0, len(bodyPrefix)+len(raw)+1)

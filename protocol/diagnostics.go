@@ -5,7 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"time"
-	"unicode/utf8"
+
+	"github.com/median-go/median/internal/chars"
 )
 
 // runDiagnostics answers {"op": "diagnostics"} (PROTOCOL.md §4, §10): the
@@ -68,7 +69,7 @@ func (h *Handler) replacementAnswer(ctx context.Context) (Response, error) {
 		return errorResponse(newError(CodeExecutionFailed, "diagnostics failed: "+err.Error())), nil
 	}
 	resp := h.encodeResult(ctx, "diagnostics", v, 0)
-	if n := utf8.RuneCount(resp.Body); n > maxDiagnosticsChars {
+	if n := chars.Count(resp.Body); n > maxDiagnosticsChars {
 		h.cfg.Logger.WarnContext(ctx, "median: diagnostics answer is longer than Median keeps", "chars", n, "limit", maxDiagnosticsChars)
 	}
 	return resp, nil

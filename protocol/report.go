@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/median-go/median/internal/chars"
 )
 
 // Report is the diagnostics report (PROTOCOL.md §10): the endpoint's
@@ -339,13 +341,13 @@ func appError(msg string) json.RawMessage {
 // dropped.
 func encodeReport(r Report) []byte {
 	body, err := marshalReport(r)
-	if err == nil && utf8.RuneCount(body) <= maxReportChars {
+	if err == nil && chars.Count(body) <= maxReportChars {
 		return body
 	}
 	drops := dropOrder(r)
 	// Dropping one more entry always shortens the answer by more than the
 	// count grows, so the fewest drops that fit are found by bisection.
-	fits := func(body []byte) bool { return utf8.RuneCount(body) <= maxReportChars }
+	fits := func(body []byte) bool { return chars.Count(body) <= maxReportChars }
 	n := sort.Search(len(drops), func(n int) bool { return fits(encodeWithout(r, drops[:n])) })
 	if body = encodeWithout(r, drops[:n]); fits(body) {
 		return body

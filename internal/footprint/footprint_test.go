@@ -22,11 +22,12 @@ var heavy = map[string][]string{
 	"redis":          {"github.com/redis/go-redis"},
 	"pgx":            {"github.com/jackc/pgx", "github.com/jackc/puddle"},
 	"otel":           {"go.opentelemetry.io/otel"},
+	"browser":        {"github.com/chromedp"},
 }
 
 // neverAllowed are the entries of heavy that name no adapter: no adapter's
 // user may load them.
-var neverAllowed = map[string]bool{"redis": true, "pgx": true, "otel": true}
+var neverAllowed = map[string]bool{"redis": true, "pgx": true, "otel": true, "browser": true}
 
 // eachAdapter runs check as a subtest for every adapter of heavy, skipping
 // the whole test when the go command cannot be run.
@@ -139,6 +140,30 @@ func TestForbiddenFindsOtherFrameworks(t *testing.T) {
 	}
 	if msg := forbidden("chimedian", []string{"github.com/go-chi/chi/v5", "github.com/redis/go-redis/v9"}); !strings.Contains(msg, "go-redis") {
 		t.Fatalf("the Redis client is never allowed: %q", msg)
+	}
+	if msg := forbidden("ginmedian", []string{"github.com/chromedp/cdproto/cdp"}); !strings.Contains(msg, "chromedp") {
+		t.Fatalf("the browser driver is never allowed: %q", msg)
+	}
+}
+
+// TestMediancheckNeedsNoBrowserDriver: mediancheck, which users go
+// install, builds without chromedp; only the inspector's tests use it.
+func TestMediancheckNeedsNoBrowserDriver(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	loaded := strings.Fields(goList(t, "-deps", "-f", "{{.ImportPath}}", module+"/conformance/cmd/mediancheck"))
+	if !slices.Contains(loaded, module+"/internal/inspector") {
+		t.Fatalf("mediancheck does not build the inspector; the check is broken: %v", loaded)
+	}
+	for _, pkg := range loaded {
+		if strings.HasPrefix(pkg, "github.com/chromedp/") {
+			t.Fatalf("mediancheck loads %s", pkg)
+		}
+	}
+	tests := strings.Fields(goList(t, "-deps", "-test", "-f", "{{.ImportPath}}", module+"/internal/inspector"))
+	if !slices.Contains(tests, "github.com/chromedp/chromedp") {
+		t.Fatalf("the inspector's browser tests do not load chromedp; the check is broken")
 	}
 }
 

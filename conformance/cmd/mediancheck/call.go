@@ -10,14 +10,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
+	"strings"
 	"time"
 
-	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/conformance/agent"
+	"github.com/median-go/median/internal/wire"
 	"github.com/median-go/median/protocol"
 )
 
-// runCall sends one signed tool call and prints the answer.
+// runCall sends one signed tool call and prints the answer, then what the
+// agent gets from it. It exits 0 on a result (a refusal included), 1 on an
+// error answer or one outside the contract, 2 on a usage error or when no
+// answer came.
 func runCall(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := flag.NewFlagSet("mediancheck call", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -30,11 +34,15 @@ func runCall(args []string, stdout, stderr io.Writer, getenv func(string) string
 		externalID   = fs.String("external-id", "", "the visitor's externalId (sent only with -verified)")
 		email        = fs.String("email", "", "the visitor's (unverified) email")
 		name         = fs.String("name", "", "the visitor's (unverified) name")
-		risk         = fs.String("risk", "low", "the call's risk: low, medium, reviewed or high")
-		approvedBy   = fs.String("approved-by", "A test from the CLI", "who approved the call; empty to omit")
+		risk         = fs.String("risk", "", "the call's risk: low, medium, reviewed or high (default: the tool's risk in the signed manifest)")
+		approvedBy   = optional{value: ""}
 		conversation = fs.String("conversation", "", "the conversationId (default: the toolCallId)")
-		timeout      = fs.Duration("timeout", 30*time.Second, "bound the request")
+		id           = fs.String("id", "", "the toolCallId; give an earlier call's to send the identical body again (a replay)")
+		skew         = fs.Duration("skew", 0, "sign with a clock this far off (6m: ahead, -6m: behind), to see a stale signature refused")
+		curl         = fs.Bool("curl", false, "print a curl command that sends the same request")
+		timeout      = fs.Duration("timeout", 30*time.Second, "bound each request")
 	)
+	fs.Var(&approvedBy, "approved-by", `who approved the call (default: "A teammate" when the risk is reviewed or high, else none; "" sends none)`)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -48,7 +56,7 @@ func runCall(args []string, stdout, stderr io.Writer, getenv func(string) string
 	case *tool == "":
 		fmt.Fprintln(stderr, "mediancheck call: -tool is required")
 		return exitUsage
-	case !validRisk(*risk):
+	case *risk != "" && !validRisk(*risk):
 		fmt.Fprintf(stderr, "mediancheck call: -risk %q is not one of low, medium, reviewed, high\n", *risk)
 		return exitUsage
 	case fs.NArg() > 0:
@@ -60,49 +68,130 @@ func runCall(args []string, stdout, stderr io.Writer, getenv func(string) string
 		fmt.Fprintf(stderr, "mediancheck call: -input must be a JSON object: %s\n", *input)
 		return exitUsage
 	}
-	key, ok := keyFrom(getenv, *keyEnv, stderr)
+	client, ok := newClient(*url, *keyEnv, *timeout, getenv, stderr, "mediancheck call")
 	if !ok {
 		return exitUsage
 	}
-	if _, err := protocol.ParseKey(key); err != nil {
-		fmt.Fprintf(stderr, "mediancheck call: the key in $%s is not usable: %v\n", *keyEnv, err)
-		return exitUsage
-	}
+	client.Skew = *skew
+	ctx := context.Background()
 
-	id := "test_" + uuid()
-	conv := *conversation
-	if conv == "" {
-		conv = id
-	}
-	visitor := conformance.Visitor{Verified: *verified, Email: *email, Name: *name}
+	p := wire.Persona{Risk: *risk, Verified: *verified, Email: *email, Name: *name, ConversationID: *conversation}
 	if *verified {
-		visitor.ExternalID = *externalID
+		p.ExternalID = *externalID
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
-	defer cancel()
-	r, err := conformance.Call[json.RawMessage](ctx, conformance.URLTarget(*url, key), conformance.ToolSample{
-		Tool: *tool, Input: json.RawMessage(*input), ToolCallID: id, ConversationID: conv,
-		Risk: *risk, ApprovedBy: *approvedBy, Unapproved: *approvedBy == "", Visitor: visitor,
-	})
-	if r.Status == 0 {
-		fmt.Fprintf(stderr, "mediancheck call: %v\n", err)
-		return exitFailed
+	declared := "low"
+	if p.Risk == "" {
+		tools, _, err := client.Manifest(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "mediancheck call: the manifest gives no risk for %s (%v): sending risk low\n", *tool, err)
+		}
+		declared = wire.DeclaredRisk(tools, *tool)
 	}
-	fmt.Fprintf(stdout, "toolCallId: %s\nHTTP %d %s\n", id, r.Status, r.Header.Get("Content-Type"))
-	var pretty bytes.Buffer
-	if json.Indent(&pretty, r.Raw, "", "  ") == nil {
-		fmt.Fprintln(stdout, pretty.String())
-	} else {
-		fmt.Fprintln(stdout, string(r.Raw))
+	p.ApprovedBy, p.Unapproved = approvedBy.value, approvedBy.set && approvedBy.value == ""
+	p = p.Approve(declared)
+	if *id == "" {
+		*id = "test_" + uuid() // as Median's own test calls are named
 	}
+	if p.ConversationID == "" {
+		p.ConversationID = *id
+	}
+	body, err := wire.CallBody(*tool, *id, json.RawMessage(*input), p)
 	if err != nil {
 		fmt.Fprintf(stderr, "mediancheck call: %v\n", err)
-		return exitFailed
+		return exitUsage
 	}
-	if r.Error != nil || r.Status != http.StatusOK {
-		return exitFailed
+	x := client.Post(ctx, body)
+	fmt.Fprintf(stdout, "POST %s\ntoolCallId: %s (risk %s)\n", x.URL, *id, p.Risk)
+	if *skew != 0 {
+		fmt.Fprintf(stdout, "signed at %s (the clock shifted by %s)\n", x.SignedAt.UTC().Format(time.RFC3339), *skew)
 	}
-	return exitOK
+	if *curl {
+		fmt.Fprintf(stdout, "reproduce (the signature expires 5 minutes after it was made):\n  %s\n", x.Curl())
+	}
+	if x.Status == 0 {
+		fmt.Fprintf(stderr, "mediancheck call: no answer: %v\n", x.Err)
+		return exitUsage
+	}
+	printAnswer(stdout, x)
+	v := agent.Of(x.Status, x.ContentType(), x.Answer)
+	printView(stdout, v)
+	if x.Err != nil {
+		fmt.Fprintf(stderr, "mediancheck call: %v\n", x.Err)
+	}
+	if v.Told == agent.ToldResult {
+		return exitOK
+	}
+	return exitFailed
+}
+
+// optional is a string flag that knows whether it was given.
+type optional struct {
+	value string
+	set   bool
+}
+
+func (o *optional) String() string     { return o.value }
+func (o *optional) Set(s string) error { o.value, o.set = s, true; return nil }
+
+// newClient reads the key and returns a client for url; it prints why and
+// returns false when the key is missing or unusable.
+func newClient(url, keyEnv string, timeout time.Duration, getenv func(string) string, stderr io.Writer, cmd string) (*wire.Client, bool) {
+	key, ok := keyFrom(getenv, keyEnv, stderr)
+	if !ok {
+		return nil, false
+	}
+	k, err := protocol.ParseKey(key)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: the key in $%s is not usable: %v\n", cmd, keyEnv, err)
+		return nil, false
+	}
+	return &wire.Client{URL: url, Key: k, Timeout: timeout}, true
+}
+
+// printAnswer prints the status, timing and body of x, JSON indented.
+func printAnswer(w io.Writer, x wire.Exchange) {
+	fmt.Fprintf(w, "HTTP %d %s (%s)\n", x.Status, x.ContentType(), x.Elapsed.Round(100*time.Microsecond))
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, x.Answer, "", "  ") == nil {
+		fmt.Fprintln(w, pretty.String())
+	} else {
+		fmt.Fprintln(w, string(x.Answer))
+	}
+}
+
+// told says in words what the agent is told.
+var told = map[agent.Told]string{
+	agent.ToldResult:       "it reads the result",
+	agent.ToldFixInput:     "fix your input (it may call again); it reads the message",
+	agent.ToldDoNotRetry:   "do not retry; it reads the message",
+	agent.ToldNotAnswering: "the tool is not answering; it reads nothing of the answer",
+	agent.ToldDiagnostics:  "Median keeps the first 2,000 characters",
+	agent.ToldOutside:      "nothing defined: the answer is outside the contract",
+}
+
+// printView prints what the agent gets.
+func printView(w io.Writer, v agent.View) {
+	fmt.Fprintln(w, "\nwhat the agent gets (docs/PROTOCOL.md §11):")
+	what := told[v.Told]
+	if v.Refusal {
+		what += " (a refusal)"
+	}
+	fmt.Fprintf(w, "  told:      %s\n", what)
+	if v.Problem != "" {
+		fmt.Fprintf(w, "  problem:   %s\n", v.Problem)
+	}
+	if v.Text != "" {
+		fmt.Fprintf(w, "  reads:     %s\n", strings.ReplaceAll(v.Text, "\n", "\n             "))
+	}
+	if v.Button != "" {
+		fmt.Fprintf(w, "  button:    a link to %s\n", v.Button)
+	}
+	if v.Highlight != "" {
+		fmt.Fprintf(w, "  highlight: %s\n", v.Highlight)
+	}
+	for _, n := range v.Notes {
+		fmt.Fprintf(w, "  note:      %s\n", n)
+	}
 }
 
 // uuid returns a random version-4 UUID.

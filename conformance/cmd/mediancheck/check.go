@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/internal/wire"
 )
 
 // runCheck runs the suite against a URL.
@@ -66,6 +67,7 @@ func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		return exitUsage
 	}
 	target := conformance.URLTarget(*url, key)
+	target.UserAgent = wire.UserAgent()
 	target.Replay = *replay
 	target.AllowSideEffects = *sideEffects
 	target.ClockSkew = *skew

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/median-go/median/internal/wire"
 	"github.com/median-go/median/protocol"
 )
 
@@ -61,7 +62,7 @@ func runDiagnostics(args []string, stdout, stderr io.Writer, getenv func(string)
 	}
 	sent := time.Now()
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "mediancheck")
+	req.Header.Set("User-Agent", wire.UserAgent())
 	req.Header.Set("Median-Signature", key.Sign(sent, body))
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Do(req)

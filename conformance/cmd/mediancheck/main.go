@@ -33,12 +33,27 @@
 // exits 0 when no selected case fails, 1 when one fails, 2 on a usage
 // error.
 //
-// Send one signed tool call, like `median tools test`, and print the answer:
+// Send one signed tool call and print the answer, then what Median's agent
+// gets from it (docs/PROTOCOL.md §11: the text it reads, the widget's
+// button and highlight, what it is told):
 //
 //	mediancheck call -url URL -tool lookup_order -input '{"orderId":"A-1001"}' \
-//	    -verified -external-id user_7 -risk low
+//	    -verified -external-id user_7
 //
-// Its toolCallId is "test_" and a random UUID; conversationId defaults to it.
+// The risk defaults to the tool's risk in the signed manifest, approvedBy
+// to "A teammate" when that risk is reviewed or high. -id reuses a
+// toolCallId: the body is then identical (the toolCallId defaults to
+// "test_" and a random UUID, as Median names its test calls, and the
+// conversationId to the toolCallId), so a second run shows the replay. -skew 6m
+// signs with a clock six minutes ahead, to see the stale signature refused.
+// -curl prints a command that sends the same request. call exits 0 on a
+// result (a refusal included), 1 on an error answer or an answer outside
+// the contract, 2 on a usage error or when no answer came.
+//
+// Print the tools of the signed manifest with their risks and input
+// schemas (exit 0, 1 when the manifest is not usable, 2 without an answer):
+//
+//	mediancheck manifest -url URL
 //
 // Ask for the diagnostics report (docs/PROTOCOL.md §10), print it and read
 // it: the clock skew ("your server's clock is 6 min ahead of this
@@ -47,6 +62,19 @@
 // a problem:
 //
 //	mediancheck diagnostics -url URL
+//
+// Open the inspector, a local page to list the tools, fill a form built
+// from each input schema, send calls and see each answer as the agent
+// reads it, replay them, export them as a -samples file, read the
+// diagnostics and run this check (docs/INSPECTOR.md):
+//
+//	mediancheck inspect -url URL [-listen 127.0.0.1:PORT]
+//
+// It prints the page's URL, with a token for this run: the page signs with
+// your key, so it listens on loopback only and refuses requests without
+// the token or from another site.
+//
+// Every request carries User-Agent: mediancheck/<version>.
 package main
 
 import (
@@ -72,6 +100,10 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		switch args[0] {
 		case "call":
 			return runCall(args[1:], stdout, stderr, getenv)
+		case "manifest":
+			return runManifest(args[1:], stdout, stderr, getenv)
+		case "inspect":
+			return runInspect(args[1:], stdout, stderr, getenv)
 		case "diagnostics":
 			return runDiagnostics(args[1:], stdout, stderr, getenv)
 		}

@@ -2,11 +2,10 @@ package budget
 
 import (
 	"bytes"
-	"encoding/binary"
 	"io"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/median-go/median/internal/chars"
 )
 
 // decodeOptions accept what encoding/json's Valid accepts.
@@ -86,28 +85,8 @@ func readShape(raw []byte, chars int) (*shape, error) {
 	return r.s, nil
 }
 
-// countChars counts characters as utf8.RuneCount does (a byte that is not
-// valid UTF-8 is one), eight ASCII bytes at a time, and without the copy
-// utf8.RuneCount makes of text that is not ASCII.
-func countChars(b []byte) int {
-	n := 0
-	for len(b) > 0 {
-		for len(b) >= 8 && binary.LittleEndian.Uint64(b)&0x8080808080808080 == 0 {
-			n += 8
-			b = b[8:]
-		}
-		if len(b) == 0 {
-			break
-		}
-		size := 1
-		if b[0] >= utf8.RuneSelf {
-			_, size = utf8.DecodeRune(b)
-		}
-		n++
-		b = b[size:]
-	}
-	return n
-}
+// countChars counts characters by the module's one rule (internal/chars).
+func countChars(b []byte) int { return chars.Count(b) }
 
 // reader walks the input with a jsontext decoder.
 type reader struct {

@@ -1,0 +1,238 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/median-go/median/internal/chars"
+)
+
+// Told is what the agent is told to make of an answer.
+type Told string
+
+// What the agent can be told (docs/PROTOCOL.md §11).
+const (
+	// ToldResult: the tool ran; the agent reads its result (a refusal
+	// included) and answers from it.
+	ToldResult Told = "result"
+	// ToldFixInput: 400 invalid_input; the agent reads the message, fixes
+	// its input and may call again.
+	ToldFixInput Told = "fix_input"
+	// ToldDoNotRetry: 200 execution_failed; the agent reads the message
+	// and does not call again.
+	ToldDoNotRetry Told = "do_not_retry"
+	// ToldNotAnswering: any other non-2xx; the agent is told only that the
+	// tool is not answering and reads nothing of the answer.
+	ToldNotAnswering Told = "not_answering"
+	// ToldDiagnostics: a diagnostics answer; Median keeps its first 2,000
+	// characters.
+	ToldDiagnostics Told = "diagnostics"
+	// ToldOutside: the answer is outside the contract; what Median does
+	// with it is not defined, so the view does not guess (Problem says why).
+	ToldOutside Told = "outside_contract"
+)
+
+// View is what the agent gets from one answer.
+type View struct {
+	// Told is what the agent is told to make of the answer.
+	Told Told `json:"told"`
+
+	// Text is what the agent reads: the result's JSON text, hints removed
+	// and cut to 4,000 characters (ToldResult); the error's message
+	// (ToldFixInput, ToldDoNotRetry); the answer's first 2,000 characters
+	// (ToldDiagnostics); "" otherwise.
+	Text string `json:"text"`
+
+	// Chars is how many characters the text had before the cut; Cut is
+	// true when it was longer than the agent reads.
+	Chars int  `json:"chars"`
+	Cut   bool `json:"cut"`
+
+	// Refusal is true when the result is a refusal (docs/PROTOCOL.md §3.1).
+	Refusal bool `json:"refusal,omitempty"`
+
+	// Button is the path the widget's button links to (medianNavigateTo),
+	// Highlight the CSS selector it highlights (medianHighlight); "" when
+	// the result carries none or an unusable one (Notes says why).
+	Button    string `json:"button,omitempty"`
+	Highlight string `json:"highlight,omitempty"`
+
+	// Code is the error code of an error answer, "" for a result.
+	Code string `json:"code,omitempty"`
+
+	// Problem says why the answer is outside the contract (ToldOutside).
+	Problem string `json:"problem,omitempty"`
+
+	// Notes are remarks for the tool's author: a cut, a hint the widget
+	// cannot use, an unusual status.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Hint names (docs/PROTOCOL.md §3.2) and their limits in characters.
+const (
+	hintNavigate  = "medianNavigateTo"
+	hintHighlight = "medianHighlight"
+	maxPath       = 2048
+	maxSelector   = 256
+)
+
+// Of returns what the agent gets from the answer of a tool call: its
+// status, Content-Type header and body as received.
+func Of(status int, contentType string, body []byte) View {
+	switch {
+	case status == http.StatusOK:
+	case status == http.StatusBadRequest:
+		if a, err := parse(contentType, body); err == nil && a.code == "invalid_input" {
+			return View{Told: ToldFixInput, Text: a.message, Chars: chars.Count([]byte(a.message)), Code: a.code}
+		}
+		return notAnswering(status)
+	case status >= 200 && status < 300:
+		return outside(fmt.Sprintf("status %d: a tool answers 200 (or an error status), never another 2xx", status))
+	default:
+		return notAnswering(status)
+	}
+	a, err := parse(contentType, body)
+	switch {
+	case err != nil:
+		return outside(err.Error())
+	case a.isError && a.code == "execution_failed":
+		return View{Told: ToldDoNotRetry, Text: a.message, Chars: chars.Count([]byte(a.message)), Code: a.code}
+	case a.isError:
+		return outside(fmt.Sprintf("status 200 with error code %q: a 200 carries an error only as execution_failed", a.code))
+	}
+	return readResult(a.result)
+}
+
+// OfDiagnostics returns what Median keeps of a diagnostics answer: the
+// first 2,000 characters of a 200 application/json {"result": …} or
+// {"error": …} answer.
+func OfDiagnostics(status int, contentType string, body []byte) View {
+	if status != http.StatusOK {
+		return notAnswering(status)
+	}
+	if _, err := parse(contentType, body); err != nil {
+		return outside(err.Error())
+	}
+	v := View{Told: ToldDiagnostics, Chars: chars.Count(body)}
+	v.Text = string(chars.Prefix(body, chars.Diagnostics))
+	if v.Chars > chars.Diagnostics {
+		v.Cut = true
+		v.Notes = append(v.Notes, fmt.Sprintf("Median keeps the first %s of %s characters", group(chars.Diagnostics), group(v.Chars)))
+	}
+	return v
+}
+
+// readResult is the view of a 200 {"result": raw}.
+func readResult(raw json.RawMessage) View {
+	v := View{Told: ToldResult, Refusal: isRefusal(raw)}
+	text := raw
+	if obj, ok := readObject(raw); ok {
+		var kept [][]byte
+		for _, m := range obj {
+			switch m.name {
+			case hintNavigate:
+				v.Button, v.Notes = hint(m, v.Notes, checkPath)
+			case hintHighlight:
+				v.Highlight, v.Notes = hint(m, v.Notes, checkSelector)
+			default:
+				kept = append(kept, m.raw)
+			}
+		}
+		if len(kept) != len(obj) {
+			text = join(kept)
+		}
+	}
+	v.Chars = chars.Count(text)
+	v.Text = string(chars.Prefix(text, chars.Result))
+	if v.Chars > chars.Result {
+		v.Cut = true
+		v.Notes = append(v.Notes, fmt.Sprintf("the agent reads the first %s of %s characters: return less, or use protocol.FitResult", group(chars.Result), group(v.Chars)))
+	}
+	return v
+}
+
+// hint reads one widget hint, removed from the text whatever it holds; an
+// unusable one shows nothing and adds a note.
+func hint(m member, notes []string, check func(string) string) (string, []string) {
+	var s string
+	if err := json.Unmarshal(m.value, &s); err != nil {
+		return "", append(notes, fmt.Sprintf("%s is not a string (%s): the widget shows nothing", m.name, snippet(m.value, 40)))
+	}
+	if why := check(s); why != "" {
+		return "", append(notes, fmt.Sprintf("%s %s: the widget shows nothing", m.name, why))
+	}
+	return s, notes
+}
+
+// checkPath says what is wrong with a medianNavigateTo path, "" if nothing.
+func checkPath(p string) string {
+	switch n := utf8.RuneCountInString(p); {
+	case n == 0 || p[0] != '/' || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\"):
+		return fmt.Sprintf("%q does not start with a single /", snippet([]byte(p), 60))
+	case n > maxPath:
+		return fmt.Sprintf("is %d characters, over %d", n, maxPath)
+	}
+	return ""
+}
+
+// checkSelector says what is wrong with a medianHighlight selector.
+func checkSelector(s string) string {
+	switch n := utf8.RuneCountInString(s); {
+	case strings.TrimSpace(s) == "":
+		return "is empty"
+	case n > maxSelector:
+		return fmt.Sprintf("is %d characters, over %d", n, maxSelector)
+	}
+	return ""
+}
+
+// notAnswering is the view of a non-2xx answer the agent reads nothing of.
+func notAnswering(status int) View {
+	return View{Told: ToldNotAnswering, Notes: []string{fmt.Sprintf("status %d: the agent is told only that the tool is not answering; the message is not passed", status)}}
+}
+
+// outside is the view of an answer outside the contract.
+func outside(problem string) View { return View{Told: ToldOutside, Problem: problem} }
+
+// isRefusal reports whether a result is a refusal object (§3.1): ok, known
+// or allowed set to false, or an outcome of blocked or unknown.
+func isRefusal(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return false
+	}
+	for _, k := range []string{"ok", "known", "allowed"} {
+		if string(m[k]) == "false" {
+			return true
+		}
+	}
+	o := string(m["outcome"])
+	return o == `"blocked"` || o == `"unknown"`
+}
+
+// group writes n with thousands separators: 9120 → "9,120".
+func group(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// snippet is raw's first n characters, with … when cut.
+func snippet(raw []byte, n int) string {
+	if p := chars.Prefix(raw, n); len(p) < len(raw) {
+		return string(p) + "…"
+	}
+	return string(raw)
+}
+
+// isJSONType reports whether a Content-Type is application/json.
+func isJSONType(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}

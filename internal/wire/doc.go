@@ -1,0 +1,11 @@
+// Package wire sends signed requests to a Median tool endpoint and records
+// each exchange as sent and received: the exact body, headers, status,
+// answer, timing and a curl line that reproduces it. mediancheck's call,
+// manifest and diagnostics subcommands and the inspector page use it, so
+// the same call is built, signed and shown one way.
+//
+// A call's body is built from its parts in a fixed order, so the same
+// tool, toolCallId, input and persona always give the same bytes: a repeat
+// with the same toolCallId is the identical body, which is what shows a
+// replay (docs/PROTOCOL.md §8).
+package wire

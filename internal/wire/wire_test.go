@@ -1,0 +1,49 @@
+package wire
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestCallBodyIsReproducible: the same parts give the same bytes, so a
+// repeat with the same toolCallId is the identical body.
+func TestCallBodyIsReproducible(t *testing.T) {
+	p := Persona{Risk: "high", Verified: false, ExternalID: "user_7", Email: "a@b.c", ApprovedBy: "Grace"}
+	a, err := CallBody("cancel_order", "call_1", json.RawMessage(`{"orderId":"A-1"}`), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := CallBody("cancel_order", "call_1", json.RawMessage(`{"orderId":"A-1"}`), p)
+	if string(a) != string(b) {
+		t.Fatalf("%s\n%s", a, b)
+	}
+	want := `{"tool":"cancel_order","toolCallId":"call_1","input":{"orderId":"A-1"},"context":{"conversationId":"conv_call_1","risk":"high","approvedBy":"Grace","visitor":{"verified":false,"email":"a@b.c"}}}`
+	if string(a) != want {
+		t.Errorf("body\n%s\nwant\n%s (externalId only when verified)", a, want)
+	}
+	if _, err := CallBody("x", "call_1", json.RawMessage(`{`), p); err == nil {
+		t.Error("an input that is not JSON was accepted")
+	}
+}
+
+func TestCurlQuotes(t *testing.T) {
+	x := Exchange{Method: "POST", URL: "http://127.0.0.1/a", Body: []byte(`{"s":"it's"}`), RequestHeader: map[string][]string{"Median-Signature": {"t=1,v1=ab"}}}
+	got := x.Curl()
+	want := `curl -sS -i -X POST 'http://127.0.0.1/a' -H 'median-signature: t=1,v1=ab' -H 'Content-Type: application/json' --data-binary '{"s":"it'\''s"}'`
+	if got != want {
+		t.Errorf("%s\nwant\n%s", got, want)
+	}
+	if !strings.HasPrefix(UserAgent(), "mediancheck/") {
+		t.Errorf("User-Agent %q", UserAgent())
+	}
+}
+
+func TestDeclaredRisk(t *testing.T) {
+	tools := []Tool{{Name: "a", Risk: "high"}, {Name: "b", Risk: "critical"}}
+	for tool, want := range map[string]string{"a": "high", "b": "low", "c": "low"} {
+		if got := DeclaredRisk(tools, tool); got != want {
+			t.Errorf("%s: %s, want %s", tool, got, want)
+		}
+	}
+}
