@@ -32,7 +32,7 @@ func errorType(v string) attribute.KeyValue { return attribute.String("error.typ
 // Every answered request is counted by outcome; tool calls by tool too,
 // and their durations recorded, with the same low-cardinality attributes.
 func TestMetrics(t *testing.T) {
-	e := newEnv(t, protocol.Config{DiagnosticsOff: true}) // diagnostics answer diagnostics_unsupported
+	e := newEnv(t, protocol.Config{})
 	ok := callBody("lookup_order", "call_ok", orderInputJSON, protocol.RiskLow)
 	e.do(t, http.MethodPost, ok)
 	e.do(t, http.MethodPost, ok)
