@@ -60,7 +60,13 @@
 // writes with the answer; an error, a refusal or a panic rolls the writes
 // back to the savepoint and the answer is kept all the same. If the
 // commit fails after the tool returned a result, the writes are gone and
-// the call is answered execution_failed saying nothing was changed.
+// the call is answered execution_failed saying nothing was changed. When
+// the COMMIT reached the server but its reply was lost, the store asks again
+// on another connection (once the call's lock is free) and answers the
+// result if the commit happened. One case stays open, as with any
+// database: a server that freezes with the COMMIT unread may commit it
+// when it wakes, after the call was answered as not carried out; the kept
+// answer is then the result, and the writes are there.
 //
 // A copy of the call that arrives meanwhile finds the advisory lock taken
 // and asks again until the commit, then gets the same bytes: the writes

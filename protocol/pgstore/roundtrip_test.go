@@ -1,6 +1,7 @@
 package pgstore_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -156,4 +157,54 @@ func TestRowSizeAndSweep(t *testing.T) {
 	}
 	require.Zero(t, rows(t, pool, opts, "expires_at < now()"), "every expired row is gone")
 	require.Equal(t, n+250, rows(t, pool, opts, ""), "live rows stay")
+}
+
+// commitBreaker is a connection that, once armed, closes itself right after
+// sending a COMMIT: the server commits, the reply is lost.
+type commitBreaker struct {
+	net.Conn
+	armed *atomic.Bool
+}
+
+func (c commitBreaker) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err == nil && c.armed.Load() && bytes.Contains(b, []byte("commit\x00")) {
+		c.armed.Store(false)
+		_ = c.Conn.Close() // before pgx can read the reply; the server reads the COMMIT, then the end
+
+	}
+	return n, err
+}
+
+func TestLostCommitReplyIsChecked(t *testing.T) {
+	// The COMMIT reached the server but its reply was lost: the store asks
+	// again on another connection, finds the answer kept, and the call is
+	// answered with its result, which is what happened.
+	b := newBench(t)
+	var armed atomic.Bool
+	cfg, err := pgxpool.ParseConfig(b.srv.URL)
+	require.NoError(t, err)
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		return commitBreaker{c, &armed}, err
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	h, err := protocol.New(protocol.Config{
+		Keys: []string{storetest.Key}, Store: newStore(t, pool, b.opts), Logger: slog.New(slog.DiscardHandler),
+		Tools: []*protocol.Tool{b.cancelOrder()},
+	})
+	require.NoError(t, err)
+
+	id := storetest.NewID()
+	req := signed(t, "cancel_order", id, cancelInput{OrderID: "A-1001"})
+	armed.Store(true)
+	resp := serve(h, req)
+	require.False(t, armed.Load(), "the commit's reply was cut")
+	require.Contains(t, string(resp.Body), `"status":"cancelled"`, "the commit happened, so the result goes out: %s", resp.Body)
+	require.Equal(t, 1, b.cancellations(t, id))
+	pool.Reset() // the cut connection may still sit in the pool
+	require.Equal(t, string(resp.Body), string(serve(h, req).Body), "and it is the kept answer")
+	require.Equal(t, int64(1), b.runs.Load())
 }

@@ -120,10 +120,25 @@ func (s *Store) RunClaimed(ctx context.Context, key, fingerprint string, lease, 
 		return protocol.ClaimAcquired, nil, s.fail(endCtx, "keep the answer in", err)
 	}
 	ended = true
-	if err := tx.Commit(endCtx); err != nil {
+	if err := tx.Commit(endCtx); err != nil && !s.committed(ctx, q, answer, timeout) {
 		return protocol.ClaimAcquired, nil, s.fail(endCtx, "commit the call's transaction in", err)
 	}
 	return protocol.ClaimAcquired, nil, nil
+}
+
+// committed reports whether the call's answer is kept after all: a COMMIT
+// whose reply was lost (the connection broke after the server had it) may
+// have committed. It asks on another connection, under timeout, once the
+// call's advisory lock is free (the transaction has ended, one way or the
+// other). When the database does not answer in time, the commit counts as
+// failed, which it may still not be (see the package documentation).
+func (s *Store) committed(ctx context.Context, q call, answer []byte, timeout time.Duration) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	results, err := s.exec(ctx, "BEGIN;"+timeouts(ctx)+"SELECT pg_advisory_xact_lock("+q.lock+");"+
+		"SELECT answer = "+byteaLiteral(answer)+" FROM "+q.table+" WHERE call_key = "+q.key+" AND fingerprint = "+q.fp+";COMMIT;")
+	// BEGIN, two SETs, the lock, the SELECT, COMMIT.
+	return err == nil && len(results) == 6 && len(results[4].Rows) == 1 && string(results[4].Rows[0][0]) == "t"
 }
 
 // keep writes the answer on the row this transaction claimed.
