@@ -1,9 +1,11 @@
 package protocol
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 
 	"github.com/median-go/median/internal/mount"
@@ -92,6 +94,29 @@ func (t *writeTracker) Write(b []byte) (int, error) {
 		t.status = http.StatusOK
 	}
 	return t.ResponseWriter.Write(b)
+}
+
+// FlushError flushes the writer underneath. A flush sends the status (200
+// when none was set), so it counts as an answer of the handler's own.
+func (t *writeTracker) FlushError() error {
+	if t.status == 0 {
+		t.status = http.StatusOK
+	}
+	return http.NewResponseController(t.ResponseWriter).Flush()
+}
+
+// Flush is FlushError for handlers that assert http.Flusher.
+func (t *writeTracker) Flush() { _ = t.FlushError() }
+
+// Hijack hands the connection to the handler, which then answers on it
+// itself: nothing more is written. 101 Switching Protocols stands for that
+// answer in the log.
+func (t *writeTracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(t.ResponseWriter).Hijack()
+	if err == nil && t.status == 0 {
+		t.status = http.StatusSwitchingProtocols
+	}
+	return conn, rw, err
 }
 
 // Unwrap gives http.ResponseController the writer underneath.

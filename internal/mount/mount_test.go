@@ -49,6 +49,7 @@ func TestChain(t *testing.T) {
 	}{
 		{"status alone ends it", []http.Handler{step("a", func(w http.ResponseWriter) { w.WriteHeader(http.StatusForbidden) }), step("b", pass)}, []string{"a"}, http.StatusForbidden, ""},
 		{"body alone ends it", []http.Handler{step("a", func(w http.ResponseWriter) { _, _ = io.WriteString(w, "no") }), step("b", pass)}, []string{"a"}, http.StatusOK, "no"},
+		{"a flush ends it", []http.Handler{step("a", func(w http.ResponseWriter) { _ = http.NewResponseController(w).Flush() }), step("b", pass)}, []string{"a"}, http.StatusOK, ""},
 		{"the third answers", []http.Handler{step("a", pass), step("b", pass), step("c", func(w http.ResponseWriter) { _, _ = io.WriteString(w, "c") })}, []string{"a", "b", "c"}, http.StatusOK, "c"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,7 +64,8 @@ func TestChain(t *testing.T) {
 }
 
 // TestChainUnwraps lets http.ResponseController reach the writer
-// underneath the chain's tracker: a handler of the chain can flush.
+// underneath the chain's tracker: a handler of the chain can flush (which
+// ends the chain).
 func TestChainUnwraps(t *testing.T) {
 	flush := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		if err := http.NewResponseController(w).Flush(); err != nil {
