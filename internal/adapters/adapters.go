@@ -102,6 +102,8 @@ func netHTTPSteps(steps []adaptertest.Step, ran func(int), respond func(http.Res
 				if conn, rw, err := http.NewResponseController(w).Hijack(); err == nil {
 					adaptertest.AnswerHijacked(conn, rw)
 				}
+			case adaptertest.Panic:
+				panic(adaptertest.ChainPanic)
 			case adaptertest.Dispatch:
 				call, _ := protocol.CallFrom(r.Context())
 				respond(w, r, adaptertest.Dispatched(call), nil)

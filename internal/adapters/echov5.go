@@ -85,6 +85,8 @@ func echoV5Step(i int, step adaptertest.Step, ran func(int)) echo.HandlerFunc {
 			if conn, rw, err := http.NewResponseController(c.Response()).Hijack(); err == nil {
 				adaptertest.AnswerHijacked(conn, rw)
 			}
+		case adaptertest.Panic:
+			panic(adaptertest.ChainPanic)
 		case adaptertest.Dispatch:
 			call, _ := echomedian.CallFrom(c)
 			return echomedian.Respond(c, adaptertest.Dispatched(call), nil)

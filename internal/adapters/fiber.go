@@ -95,6 +95,8 @@ func fiberStep(i int, step adaptertest.Step, ran func(int)) fiber.Handler {
 			_ = fibermedian.Respond(c, nil, adaptertest.Refusal)
 		case adaptertest.Abort:
 			return nil
+		case adaptertest.Panic:
+			panic(adaptertest.ChainPanic)
 		case adaptertest.Dispatch:
 			call, _ := fibermedian.CallFrom(c)
 			return fibermedian.Respond(c, adaptertest.Dispatched(call), nil)

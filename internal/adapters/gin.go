@@ -80,6 +80,8 @@ func ginStep(i int, step adaptertest.Step, ran func(int)) gin.HandlerFunc {
 			if conn, rw, err := c.Writer.Hijack(); err == nil {
 				adaptertest.AnswerHijacked(conn, rw)
 			}
+		case adaptertest.Panic:
+			panic(adaptertest.ChainPanic)
 		case adaptertest.Dispatch:
 			call, _ := ginmedian.CallFrom(c)
 			ginmedian.Respond(c, adaptertest.Dispatched(call), nil)

@@ -159,10 +159,16 @@ const (
 	// [AnswerHijacked], then passes the call on as Pass does: the chain
 	// must end, and nothing is written after the handler's own answer.
 	Hijack
+	// Panic panics (the framework's recovery middleware runs outside):
+	// the core answers execution_failed, and nothing after it runs.
+	Panic
 	// Dispatch answers Handled with the adapter's Respond: the dispatcher
 	// that must not run after a handler that answered.
 	Dispatch
 )
+
+// ChainPanic is what the Panic step panics with.
+const ChainPanic = "a handler of the chain panicked"
 
 // ForbiddenBody is the body of the Write and Hijack steps.
 const ForbiddenBody = "forbidden"
@@ -201,6 +207,7 @@ func ChainCases(a Adapter) []ChainCase {
 		{"a chain of three where the second writes", []Step{Pass, Write, Dispatch}, []int{0, 1}, Want{Status: http.StatusForbidden}, ForbiddenBody, true},
 		{"a chain where none answers", []Step{Pass, Pass}, []int{0, 1}, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "did not answer"}, "", false},
 	}
+	cases = append(cases, ChainCase{"a handler that panics ends the chain", []Step{Panic, Dispatch}, []int{0}, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "failed unexpectedly"}, "", false})
 	if a.Abort != "" {
 		cases = append(cases, ChainCase{"a handler that aborts (" + a.Abort + ") ends the chain", []Step{Abort, Dispatch}, []int{0}, a.AbortAnswer, "", false})
 	}
