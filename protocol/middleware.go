@@ -82,8 +82,10 @@ type writeTracker struct {
 	status int // 0 until a status or a body is written
 }
 
+// WriteHeader records the status; an informational one (103 Early Hints)
+// is not the answer, which is still to come.
 func (t *writeTracker) WriteHeader(code int) {
-	if t.status == 0 {
+	if t.status == 0 && !informational(code) {
 		t.status = code
 	}
 	t.ResponseWriter.WriteHeader(code)
@@ -117,6 +119,12 @@ func (t *writeTracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		t.status = http.StatusSwitchingProtocols
 	}
 	return conn, rw, err
+}
+
+// informational reports whether code is a 1xx status net/http sends
+// ahead of the answer (all but 101 Switching Protocols).
+func informational(code int) bool {
+	return code >= 100 && code < 200 && code != http.StatusSwitchingProtocols
 }
 
 // Unwrap gives http.ResponseController the writer underneath.

@@ -53,8 +53,12 @@ type tracker struct {
 	wrote bool
 }
 
+// WriteHeader records an answer; an informational status (103 Early
+// Hints; 1xx but 101) is not one, the answer is still to come.
 func (t *tracker) WriteHeader(code int) {
-	t.wrote = true
+	if code < 100 || code >= 200 || code == http.StatusSwitchingProtocols {
+		t.wrote = true
+	}
 	t.ResponseWriter.WriteHeader(code)
 }
 

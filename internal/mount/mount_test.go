@@ -78,3 +78,22 @@ func TestChainUnwraps(t *testing.T) {
 		t.Error("the writer underneath was not flushed")
 	}
 }
+
+// TestChainEarlyHints: a 103 Early Hints goes ahead of the answer and is
+// not one; the chain goes on.
+func TestChainEarlyHints(t *testing.T) {
+	var ran []string
+	hints := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		ran = append(ran, "hints")
+		w.WriteHeader(http.StatusEarlyHints)
+	})
+	answer := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		ran = append(ran, "answer")
+		_, _ = io.WriteString(w, "b")
+	})
+	w := httptest.NewRecorder()
+	Chain([]http.Handler{hints, answer}).ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/", nil))
+	if !slices.Equal(ran, []string{"hints", "answer"}) || w.Body.String() != "b" {
+		t.Errorf("ran %q, answered %q; want both run and %q", ran, w.Body, "b")
+	}
+}
