@@ -83,7 +83,7 @@ type Adapter struct {
 	Flush string
 	// Hijack is how a handler takes the connection on the framework
 	// ("http.NewResponseController(w).Hijack()"), for the Hijack step; ""
-	// when its handlers cannot (fiber).
+	// when its handlers cannot, and the step is then not run.
 	Hijack string
 	// Bare serves a handler at Path that calls answer and the adapter's
 	// Respond with no middleware in front of it.
