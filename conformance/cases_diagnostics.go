@@ -177,7 +177,7 @@ func diagnosticsCases() []testCase {
 				}
 				return fail(x, "an entry for "+fp, "keys lists %v, not the fingerprint of the key the suite signs with (%s)", seen, fp)
 			}),
-		c("diagnostics/refusals-counted", "§10", "a stale request and one signed with another key, sent by the suite, show up in refused: their counts grow and stale_timestamp's maxSkewMs is positive for a t in the past", false,
+		c("diagnostics/refusals-counted", "§10", "a stale request and one signed with another key, sent by the suite, show up in refused: their counts grow and stale_timestamp's maxSkewMs is at least the stale t's distance from the server's clock (10 minutes plus the skew the report measures)", false,
 			func(s *session) finding {
 				_, before, o := s.fetchReport(s.now())
 				if o.status != statusPass {
@@ -202,8 +202,11 @@ func diagnosticsCases() []testCase {
 						return fail(x, fmt.Sprintf("refused.%s.count at least %d, with last", code, was.Count+1), "refused.%s went from count %d to %d (last %q) after the suite's refused request", code, was.Count, now.Count, now.Last)
 					}
 				}
+				// The stale t was 10 minutes before the suite's clock: the
+				// server's clock minus it is 10 minutes plus the skew the
+				// first report measured, within Target.ClockSkew.
 				st := after.Refused[string(protocol.CodeStaleTimestamp)]
-				least := (10*time.Minute - 5*time.Second).Milliseconds()
+				least := (10*time.Minute - s.t.ClockSkew).Milliseconds() + *before.Clock.SkewMs
 				if st.MaxSkewMs == nil || *st.MaxSkewMs < least {
 					got := "absent"
 					if st.MaxSkewMs != nil {

@@ -161,3 +161,21 @@ func TestDiagnosticsCasesNotApplicable(t *testing.T) {
 		})
 	}
 }
+
+// TestDiagnosticsCasesServerClockBehind: a server whose clock is 20 s
+// behind the suite's, run with a Target.ClockSkew that allows it, passes
+// every §10 case: the stale request's maxSkewMs is read against the skew
+// the report measured, not against the suite's clock.
+func TestDiagnosticsCasesServerClockBehind(t *testing.T) {
+	h := newHandler(t, testKey, func(cfg *protocol.Config) {
+		cfg.Now = func() time.Time { return time.Now().Add(-20 * time.Second) }
+	})
+	target := fixtureTarget(t, mux(h))
+	target.ClockSkew = 30 * time.Second
+	rep, err := conformance.Check(t.Context(), target, conformance.Options{Run: "^diagnostics/"})
+	require.NoError(t, err)
+	require.Len(t, rep.Verdicts, 5)
+	for _, res := range rep.Verdicts {
+		assert.Equal(t, "pass", res.Status, "%s", res)
+	}
+}

@@ -86,3 +86,25 @@ func TestToolSeesTheRequestsDeadline(t *testing.T) {
 	cancel()
 	assert.ErrorIs(t, ctxs[0].Err(), context.Canceled, "the tool's ctx is cancelled with the request's")
 }
+
+// TestFlusherAssertionStillWorks: behind Middleware, the writer under
+// echo's response still satisfies http.Flusher for a handler that asserts
+// it, as net/http's did, and that flush ends the chain.
+func TestFlusherAssertionStillWorks(t *testing.T) {
+	h, _ := adaptertest.NewHandler()
+	e := echo.New()
+	dispatched := false
+	flush := func(c echo.Context) error {
+		f, ok := c.Response().Writer.(http.Flusher)
+		require.True(t, ok, "the writer under echo's response is a %T, not an http.Flusher", c.Response().Writer)
+		f.Flush()
+		return nil
+	}
+	dispatch := func(c echo.Context) error { dispatched = true; return echomedian.Respond(c, "late", nil) }
+	echomedian.Mount(e, adaptertest.Path, h, flush, dispatch)
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, signed(context.Background(), adaptertest.ToolCall(adaptertest.ToolCustom, "flusher_1", `{}`)))
+	assert.True(t, rec.Flushed)
+	assert.False(t, dispatched, "nothing runs after the handler that flushed")
+	assert.Empty(t, rec.Body.String())
+}

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -120,4 +121,28 @@ func TestSettleWritten(t *testing.T) {
 	assert.Zero(t, Settle(cctx, http.StatusOK, "bug after writing").Status, "a panic after the handler wrote: nothing more is written")
 	_, again, _ = h.Verify(ctx, post(toolCall("mine", "written_2", `{}`)))
 	assert.Contains(t, requireError(t, again, http.StatusOK, CodeExecutionFailed), "failed unexpectedly")
+}
+
+// TestMountChainEarlyHints: a 103 Early Hints is sent ahead of the answer,
+// it is not one: the chain goes on and the dispatcher's answer goes out.
+func TestMountChainEarlyHints(t *testing.T) {
+	h, logs := newHandler(t, Config{Tools: appTools("lookup")})
+	hints := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Link", "</app.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+	})
+	dispatch := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { Respond(w, r, "found", nil) })
+	mux := http.NewServeMux()
+	h.Mount(mux, "/m", hints, dispatch)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	req := httpPost("/m", toolCall("lookup", "hints_1", `{}`))
+	req.RequestURI, req.URL.Scheme, req.URL.Host = "", "http", srv.Listener.Addr().String()
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, `{"result":"found"}`, string(body))
+	assert.Empty(t, logs.find(t, "outside the contract"))
 }

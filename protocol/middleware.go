@@ -1,9 +1,11 @@
 package protocol
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 
 	"github.com/median-go/median/internal/mount"
@@ -80,8 +82,10 @@ type writeTracker struct {
 	status int // 0 until a status or a body is written
 }
 
+// WriteHeader records the status; an informational one (103 Early Hints)
+// is not the answer, which is still to come.
 func (t *writeTracker) WriteHeader(code int) {
-	if t.status == 0 {
+	if t.status == 0 && !informational(code) {
 		t.status = code
 	}
 	t.ResponseWriter.WriteHeader(code)
@@ -92,6 +96,35 @@ func (t *writeTracker) Write(b []byte) (int, error) {
 		t.status = http.StatusOK
 	}
 	return t.ResponseWriter.Write(b)
+}
+
+// FlushError flushes the writer underneath. A flush sends the status (200
+// when none was set), so it counts as an answer of the handler's own.
+func (t *writeTracker) FlushError() error {
+	if t.status == 0 {
+		t.status = http.StatusOK
+	}
+	return http.NewResponseController(t.ResponseWriter).Flush()
+}
+
+// Flush is FlushError for handlers that assert http.Flusher.
+func (t *writeTracker) Flush() { _ = t.FlushError() }
+
+// Hijack hands the connection to the handler, which then answers on it
+// itself: nothing more is written. 101 Switching Protocols stands for that
+// answer in the log.
+func (t *writeTracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(t.ResponseWriter).Hijack()
+	if err == nil && t.status == 0 {
+		t.status = http.StatusSwitchingProtocols
+	}
+	return conn, rw, err
+}
+
+// informational reports whether code is a 1xx status net/http sends
+// ahead of the answer (all but 101 Switching Protocols).
+func informational(code int) bool {
+	return code >= 100 && code < 200 && code != http.StatusSwitchingProtocols
 }
 
 // Unwrap gives http.ResponseController the writer underneath.

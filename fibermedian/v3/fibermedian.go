@@ -77,6 +77,7 @@ package fibermedian
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/gofiber/fiber/v3"
 
@@ -136,11 +137,27 @@ func end(fiber.Ctx) error { return nil }
 // the same.
 func step(handler fiber.Handler) fiber.Handler {
 	return func(c fiber.Ctx) error {
-		if !fasthttpio.Untouched(c.Response()) {
+		if answered(c) {
 			return nil
 		}
 		return handler(c)
 	}
+}
+
+// answered reports whether a handler answered the call: a response of its
+// own (written through Respond or directly), or the connection hijacked.
+func answered(c fiber.Ctx) bool {
+	return !fasthttpio.Untouched(c.Response()) || c.RequestCtx().Hijacked()
+}
+
+// written is the status of a response the handlers answered on their own,
+// for protocol.Settle: 0 for none, 101 Switching Protocols standing for a
+// hijacked connection, on which the handler answers itself.
+func written(c fiber.Ctx) int {
+	if status := fasthttpio.Written(c.Response()); status != 0 || !c.RequestCtx().Hijacked() {
+		return status
+	}
+	return http.StatusSwitchingProtocols
 }
 
 // Middleware returns fiber middleware that verifies Median's requests with
@@ -185,9 +202,9 @@ func Middleware(h *protocol.Handler) fiber.Handler {
 // unanswered is settled.
 func serveNext(c fiber.Ctx, ctx context.Context) {
 	defer func() {
-		fasthttpio.Write(c.Response(), protocol.Settle(ctx, fasthttpio.Written(c.Response()), recover()))
+		fasthttpio.Write(c.Response(), protocol.Settle(ctx, written(c), recover()))
 	}()
-	if err := c.Next(); err != nil && fasthttpio.Untouched(c.Response()) {
+	if err := c.Next(); err != nil && !answered(c) {
 		fasthttpio.Write(c.Response(), protocol.Answer(ctx, nil, err))
 	}
 }

@@ -50,6 +50,8 @@ var NetHTTP = adaptertest.Adapter{
 		h.Mount(mux, adaptertest.Path, netHTTPSteps(steps, ran, protocol.Respond)...)
 		return adaptertest.ServeHTTP(mux)
 	},
+	Flush:  "http.NewResponseController(w).Flush()",
+	Hijack: "http.NewResponseController(w).Hijack()",
 	Bare: func(answer adaptertest.Answer) adaptertest.Starter {
 		mux := http.NewServeMux()
 		mux.Handle(adaptertest.Path, netHTTPAnswer(answer))
@@ -94,6 +96,14 @@ func netHTTPSteps(steps []adaptertest.Step, ran func(int), respond func(http.Res
 				_, _ = io.WriteString(w, adaptertest.ForbiddenBody)
 			case adaptertest.Refuse:
 				respond(w, r, nil, adaptertest.Refusal)
+			case adaptertest.Flush:
+				_ = http.NewResponseController(w).Flush()
+			case adaptertest.Hijack:
+				if conn, rw, err := http.NewResponseController(w).Hijack(); err == nil {
+					adaptertest.AnswerHijacked(conn, rw)
+				}
+			case adaptertest.Panic:
+				panic(adaptertest.ChainPanic)
 			case adaptertest.Dispatch:
 				call, _ := protocol.CallFrom(r.Context())
 				respond(w, r, adaptertest.Dispatched(call), nil)

@@ -34,6 +34,8 @@ var Chi = adaptertest.Adapter{
 		r.Route(group, func(r chi.Router) { chimedian.Mount(r, route, h, netHTTPSteps(steps, ran, chimedian.Respond)...) })
 		return adaptertest.ServeHTTP(r)
 	},
+	Flush:  "http.NewResponseController(w).Flush()",
+	Hijack: "http.NewResponseController(w).Hijack()",
 	Bare: func(answer adaptertest.Answer) adaptertest.Starter {
 		r := chi.NewRouter()
 		r.Handle(adaptertest.Path, chiAnswer(answer))

@@ -43,6 +43,8 @@ var EchoV5 = adaptertest.Adapter{
 	// answers it as Respond(c, nil, err).
 	Abort:       "return echo.ErrForbidden",
 	AbortAnswer: adaptertest.Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "Forbidden"},
+	Flush:       "http.NewResponseController(c.Response()).Flush()",
+	Hijack:      "http.NewResponseController(c.Response()).Hijack()",
 	Bare: func(answer adaptertest.Answer) adaptertest.Starter {
 		e := echo.New()
 		e.Any(adaptertest.Path, echoV5Answer(answer))
@@ -77,6 +79,14 @@ func echoV5Step(i int, step adaptertest.Step, ran func(int)) echo.HandlerFunc {
 			return echomedian.Respond(c, nil, adaptertest.Refusal)
 		case adaptertest.Abort:
 			return echo.ErrForbidden
+		case adaptertest.Flush:
+			return http.NewResponseController(c.Response()).Flush()
+		case adaptertest.Hijack:
+			if conn, rw, err := http.NewResponseController(c.Response()).Hijack(); err == nil {
+				adaptertest.AnswerHijacked(conn, rw)
+			}
+		case adaptertest.Panic:
+			panic(adaptertest.ChainPanic)
 		case adaptertest.Dispatch:
 			call, _ := echomedian.CallFrom(c)
 			return echomedian.Respond(c, adaptertest.Dispatched(call), nil)

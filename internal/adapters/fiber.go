@@ -1,8 +1,10 @@
 package adapters
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -62,6 +64,7 @@ func FiberWith(cfg fiber.Config) adaptertest.Adapter {
 		// it ends the chain.
 		Abort:       "return without c.Next()",
 		AbortAnswer: adaptertest.Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "did not answer"},
+		Hijack:      "c.Context().Hijack(…) with HijackSetNoResponse(true)",
 		Bare: func(answer adaptertest.Answer) adaptertest.Starter {
 			app := fiber.New(cfg)
 			app.All(adaptertest.Path, fiberAnswer(answer))
@@ -95,6 +98,13 @@ func fiberStep(i int, step adaptertest.Step, ran func(int)) fiber.Handler {
 			_ = fibermedian.Respond(c, nil, adaptertest.Refusal)
 		case adaptertest.Abort:
 			return nil
+		case adaptertest.Panic:
+			panic(adaptertest.ChainPanic)
+		case adaptertest.Hijack:
+			c.Context().HijackSetNoResponse(true)
+			c.Context().Hijack(func(conn net.Conn) {
+				adaptertest.AnswerHijacked(conn, bufio.NewReadWriter(bufio.NewReader(conn), bufio.NewWriter(conn)))
+			})
 		case adaptertest.Dispatch:
 			call, _ := fibermedian.CallFrom(c)
 			return fibermedian.Respond(c, adaptertest.Dispatched(call), nil)

@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"bufio"
 	"errors"
 	"net"
 	"net/http"
@@ -61,6 +62,7 @@ func FiberV3With(cfg fiber.Config) adaptertest.Adapter {
 		// it ends the chain.
 		Abort:       "return without c.Next()",
 		AbortAnswer: adaptertest.Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "did not answer"},
+		Hijack:      "c.RequestCtx().Hijack(…) with HijackSetNoResponse(true)",
 		Bare: func(answer adaptertest.Answer) adaptertest.Starter {
 			app := fiber.New(cfg)
 			app.All(adaptertest.Path, fiberV3Answer(answer))
@@ -94,6 +96,13 @@ func fiberV3Step(i int, step adaptertest.Step, ran func(int)) fiber.Handler {
 			_ = fibermedian.Respond(c, nil, adaptertest.Refusal)
 		case adaptertest.Abort:
 			return nil
+		case adaptertest.Panic:
+			panic(adaptertest.ChainPanic)
+		case adaptertest.Hijack:
+			c.RequestCtx().HijackSetNoResponse(true)
+			c.RequestCtx().Hijack(func(conn net.Conn) {
+				adaptertest.AnswerHijacked(conn, bufio.NewReadWriter(bufio.NewReader(conn), bufio.NewWriter(conn)))
+			})
 		case adaptertest.Dispatch:
 			call, _ := fibermedian.CallFrom(c)
 			return fibermedian.Respond(c, adaptertest.Dispatched(call), nil)

@@ -41,6 +41,8 @@ var Gin = adaptertest.Adapter{
 	},
 	Abort:       "c.Abort()",
 	AbortAnswer: adaptertest.Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "did not answer"},
+	Flush:       "c.Writer.Flush()",
+	Hijack:      "c.Writer.Hijack()",
 	Bare: func(answer adaptertest.Answer) adaptertest.Starter {
 		r := gin.New()
 		r.Any(adaptertest.Path, ginAnswer(answer))
@@ -72,6 +74,14 @@ func ginStep(i int, step adaptertest.Step, ran func(int)) gin.HandlerFunc {
 			ginmedian.Respond(c, nil, adaptertest.Refusal)
 		case adaptertest.Abort:
 			c.Abort()
+		case adaptertest.Flush:
+			c.Writer.Flush()
+		case adaptertest.Hijack:
+			if conn, rw, err := c.Writer.Hijack(); err == nil {
+				adaptertest.AnswerHijacked(conn, rw)
+			}
+		case adaptertest.Panic:
+			panic(adaptertest.ChainPanic)
 		case adaptertest.Dispatch:
 			call, _ := ginmedian.CallFrom(c)
 			ginmedian.Respond(c, adaptertest.Dispatched(call), nil)

@@ -76,6 +76,15 @@ type Adapter struct {
 	// chi), and the Abort step is then not run.
 	Abort       string
 	AbortAnswer Want
+	// Flush is how a handler flushes the response on the framework
+	// ("http.NewResponseController(w).Flush()"), for the Flush step; ""
+	// when its handlers have no flush (fiber), and the step is then not
+	// run.
+	Flush string
+	// Hijack is how a handler takes the connection on the framework
+	// ("http.NewResponseController(w).Hijack()"), for the Hijack step; ""
+	// when its handlers cannot, and the step is then not run.
+	Hijack string
 	// Bare serves a handler at Path that calls answer and the adapter's
 	// Respond with no middleware in front of it.
 	Bare func(answer Answer) Starter

@@ -1,9 +1,12 @@
 package adaptertest
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -147,24 +150,49 @@ const (
 	Refuse
 	// Abort is the framework's abort (Adapter.Abort) without answering.
 	Abort
+	// Flush flushes the response without writing anything first
+	// (Adapter.Flush), then passes the call on as Pass does. A flush sends
+	// the status (200), so it ends the chain: the handler's own empty 200
+	// goes out, and nothing after it runs.
+	Flush
+	// Hijack takes the connection (Adapter.Hijack), answers on it with
+	// [AnswerHijacked], then passes the call on as Pass does: the chain
+	// must end, and nothing is written after the handler's own answer.
+	Hijack
+	// Panic panics (the framework's recovery middleware runs outside):
+	// the core answers execution_failed, and nothing after it runs.
+	Panic
 	// Dispatch answers Handled with the adapter's Respond: the dispatcher
 	// that must not run after a handler that answered.
 	Dispatch
 )
 
-// ForbiddenBody is the body of the Write step.
+// ChainPanic is what the Panic step panics with.
+const ChainPanic = "a handler of the chain panicked"
+
+// ForbiddenBody is the body of the Write and Hijack steps.
 const ForbiddenBody = "forbidden"
+
+// AnswerHijacked is what the Hijack step does with the connection it took:
+// it writes a 403 with the body ForbiddenBody and closes the connection.
+func AnswerHijacked(conn net.Conn, rw *bufio.ReadWriter) {
+	_, _ = rw.WriteString("HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
+		strconv.Itoa(len(ForbiddenBody)) + "\r\nConnection: close\r\n\r\n" + ForbiddenBody)
+	_ = rw.Flush()
+	_ = conn.Close()
+}
 
 // ChainCase is a chain of handlers Mount runs in middleware mode, the
 // handlers that must run (by index) and the one answer that goes out: Want
-// for an answer of the core, or the status of Want and Body exactly for a
-// handler's own.
+// for an answer of the core, or, when Own, the status of Want and Body
+// exactly for a handler's own.
 type ChainCase struct {
 	Name  string
 	Steps []Step
 	Ran   []int
 	Want  Want
 	Body  string
+	Own   bool
 }
 
 // ChainCases are the handler chains every adapter's Mount must end at the
@@ -173,14 +201,21 @@ type ChainCase struct {
 func ChainCases(a Adapter) []ChainCase {
 	handled := Want{Status: http.StatusOK, Result: Handled{Tool: ToolCustom, Input: json.RawMessage(`{}`), Visitor: "user_7"}}
 	cases := []ChainCase{
-		{"a handler that writes directly ends the chain", []Step{Write, Dispatch}, []int{0}, Want{Status: http.StatusForbidden}, ForbiddenBody},
-		{"a handler that refuses with Respond ends the chain", []Step{Refuse, Dispatch}, []int{0}, Want{Status: http.StatusOK, Result: Refusal}, ""},
-		{"a chain of three where the third answers", []Step{Pass, Pass, Dispatch}, []int{0, 1, 2}, handled, ""},
-		{"a chain of three where the second writes", []Step{Pass, Write, Dispatch}, []int{0, 1}, Want{Status: http.StatusForbidden}, ForbiddenBody},
-		{"a chain where none answers", []Step{Pass, Pass}, []int{0, 1}, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "did not answer"}, ""},
+		{"a handler that writes directly ends the chain", []Step{Write, Dispatch}, []int{0}, Want{Status: http.StatusForbidden}, ForbiddenBody, true},
+		{"a handler that refuses with Respond ends the chain", []Step{Refuse, Dispatch}, []int{0}, Want{Status: http.StatusOK, Result: Refusal}, "", false},
+		{"a chain of three where the third answers", []Step{Pass, Pass, Dispatch}, []int{0, 1, 2}, handled, "", false},
+		{"a chain of three where the second writes", []Step{Pass, Write, Dispatch}, []int{0, 1}, Want{Status: http.StatusForbidden}, ForbiddenBody, true},
+		{"a chain where none answers", []Step{Pass, Pass}, []int{0, 1}, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "did not answer"}, "", false},
 	}
+	cases = append(cases, ChainCase{"a handler that panics ends the chain", []Step{Panic, Dispatch}, []int{0}, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "failed unexpectedly"}, "", false})
 	if a.Abort != "" {
-		cases = append(cases, ChainCase{"a handler that aborts (" + a.Abort + ") ends the chain", []Step{Abort, Dispatch}, []int{0}, a.AbortAnswer, ""})
+		cases = append(cases, ChainCase{"a handler that aborts (" + a.Abort + ") ends the chain", []Step{Abort, Dispatch}, []int{0}, a.AbortAnswer, "", false})
+	}
+	if a.Flush != "" {
+		cases = append(cases, ChainCase{"a handler that flushes (" + a.Flush + ") ends the chain", []Step{Flush, Dispatch}, []int{0}, Want{Status: http.StatusOK}, "", true})
+	}
+	if a.Hijack != "" {
+		cases = append(cases, ChainCase{"a handler that hijacks the connection (" + a.Hijack + ") ends the chain", []Step{Hijack, Dispatch}, []int{0}, Want{Status: http.StatusForbidden}, ForbiddenBody, true})
 	}
 	return cases
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -97,7 +99,7 @@ func Run(t *testing.T, a Adapter) {
 				var ran []int
 				c := Start(t, a.Chain(h, tc.Steps, func(i int) { mu.Lock(); ran = append(ran, i); mu.Unlock() }))
 				got := c.Do(t, Signed(http.MethodPost, ToolCall(ToolCustom, fmt.Sprintf("chain_%d", i), `{}`)))
-				if tc.Body != "" {
+				if tc.Own {
 					assert.Equal(t, tc.Want.Status, got.Status, "status (body %s)", got.Body)
 					assert.Equal(t, tc.Body, string(got.Body), "exactly one answer goes out: the handler's own")
 				} else {
@@ -107,9 +109,11 @@ func Run(t *testing.T, a Adapter) {
 				defer mu.Unlock()
 				assert.Equal(t, tc.Ran, ran, "the handlers that ran: none after the first that answered")
 				assert.Zero(t, runs.Echo.Load(), "no tool runs behind the middleware")
-				if tc.Body != "" {
+				if tc.Own && !slices.Contains(tc.Steps, Hijack) { // the core cannot see the status written on a hijacked connection
 					assert.Contains(t, logs.String(), fmt.Sprintf(`"status":%d`, tc.Want.Status), "the warning names the status the handler answered (log %s)", logs.String())
-					assert.Contains(t, logs.String(), "outside the contract")
+				}
+				if tc.Own { // after a hijack the client may have the answer before the handler returns: wait for the line
+					assert.Eventually(t, func() bool { return strings.Contains(logs.String(), "outside the contract") }, 5*time.Second, time.Millisecond, "the warning (log %s)", logs.String())
 				}
 			})
 		}

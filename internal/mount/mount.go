@@ -7,6 +7,8 @@
 package mount
 
 import (
+	"bufio"
+	"net"
 	"net/http"
 	"strings"
 )
@@ -27,7 +29,8 @@ func Paths(path string) []string {
 
 // Chain runs net/http handlers in order until one answers: it ends the
 // chain when a handler has written a status or a body (through
-// protocol.Respond or directly); the handlers after it do not run. One
+// protocol.Respond or directly), flushed the response (which sends its
+// status) or hijacked the connection; the handlers after it do not run. One
 // handler is returned as it is.
 func Chain(handlers []http.Handler) http.Handler {
 	if len(handlers) == 1 {
@@ -50,14 +53,37 @@ type tracker struct {
 	wrote bool
 }
 
+// WriteHeader records an answer; an informational status (103 Early
+// Hints; 1xx but 101) is not one, the answer is still to come.
 func (t *tracker) WriteHeader(code int) {
-	t.wrote = true
+	if code < 100 || code >= 200 || code == http.StatusSwitchingProtocols {
+		t.wrote = true
+	}
 	t.ResponseWriter.WriteHeader(code)
 }
 
 func (t *tracker) Write(b []byte) (int, error) {
 	t.wrote = true
 	return t.ResponseWriter.Write(b)
+}
+
+// FlushError flushes the writer underneath; a flush sends the status, so
+// it answers.
+func (t *tracker) FlushError() error {
+	t.wrote = true
+	return http.NewResponseController(t.ResponseWriter).Flush()
+}
+
+// Flush is FlushError for handlers that assert http.Flusher.
+func (t *tracker) Flush() { _ = t.FlushError() }
+
+// Hijack hands the connection to the handler, which answers on it.
+func (t *tracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(t.ResponseWriter).Hijack()
+	if err == nil {
+		t.wrote = true
+	}
+	return conn, rw, err
 }
 
 // Unwrap gives http.ResponseController the writer underneath.

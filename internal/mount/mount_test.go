@@ -49,6 +49,7 @@ func TestChain(t *testing.T) {
 	}{
 		{"status alone ends it", []http.Handler{step("a", func(w http.ResponseWriter) { w.WriteHeader(http.StatusForbidden) }), step("b", pass)}, []string{"a"}, http.StatusForbidden, ""},
 		{"body alone ends it", []http.Handler{step("a", func(w http.ResponseWriter) { _, _ = io.WriteString(w, "no") }), step("b", pass)}, []string{"a"}, http.StatusOK, "no"},
+		{"a flush ends it", []http.Handler{step("a", func(w http.ResponseWriter) { _ = http.NewResponseController(w).Flush() }), step("b", pass)}, []string{"a"}, http.StatusOK, ""},
 		{"the third answers", []http.Handler{step("a", pass), step("b", pass), step("c", func(w http.ResponseWriter) { _, _ = io.WriteString(w, "c") })}, []string{"a", "b", "c"}, http.StatusOK, "c"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,7 +64,8 @@ func TestChain(t *testing.T) {
 }
 
 // TestChainUnwraps lets http.ResponseController reach the writer
-// underneath the chain's tracker: a handler of the chain can flush.
+// underneath the chain's tracker: a handler of the chain can flush (which
+// ends the chain).
 func TestChainUnwraps(t *testing.T) {
 	flush := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		if err := http.NewResponseController(w).Flush(); err != nil {
@@ -74,5 +76,24 @@ func TestChainUnwraps(t *testing.T) {
 	Chain([]http.Handler{flush, flush}).ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/", nil))
 	if !w.Flushed {
 		t.Error("the writer underneath was not flushed")
+	}
+}
+
+// TestChainEarlyHints: a 103 Early Hints goes ahead of the answer and is
+// not one; the chain goes on.
+func TestChainEarlyHints(t *testing.T) {
+	var ran []string
+	hints := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		ran = append(ran, "hints")
+		w.WriteHeader(http.StatusEarlyHints)
+	})
+	answer := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		ran = append(ran, "answer")
+		_, _ = io.WriteString(w, "b")
+	})
+	w := httptest.NewRecorder()
+	Chain([]http.Handler{hints, answer}).ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/", nil))
+	if !slices.Equal(ran, []string{"hints", "answer"}) || w.Body.String() != "b" {
+		t.Errorf("ran %q, answered %q; want both run and %q", ran, w.Body, "b")
 	}
 }
