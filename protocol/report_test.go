@@ -424,6 +424,12 @@ func TestReportIsCutWhateverItHolds(t *testing.T) {
 // TestReportUnderLoad: 100 report requests at once, with a frozen store
 // and a Config.Diagnostics that blocks: each is answered within a second,
 // valid and within bounds, and no goroutine is left behind.
+// loadBound is the time each of the 100 reports of TestReportUnderLoad
+// must answer in: the contract's second, doubled under the race detector,
+// which slows this code several times over (the report's own deadlines,
+// 500 ms for the probe, are what the test holds; the rest is the machine).
+var loadBound = map[bool]time.Duration{false: time.Second, true: 2 * time.Second}[raceEnabled]
+
 func TestReportUnderLoad(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	store := blockingStore{release: make(chan struct{})}
@@ -441,7 +447,7 @@ func TestReportUnderLoad(t *testing.T) {
 		wg.Go(func() {
 			start := time.Now()
 			resp := h.Serve(context.Background(), post(`{"op":"diagnostics"}`))
-			assert.Less(t, time.Since(start), time.Second)
+			assert.Less(t, time.Since(start), loadBound)
 			r := requireReport(t, resp)
 			assert.JSONEq(t, `{"error":"Config.Diagnostics did not finish within 100ms"}`, string(r.App))
 		})
