@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -425,4 +426,29 @@ func TestConcurrentCalls(t *testing.T) {
 		require.Contains(t, string(answer), fmt.Sprint("answer ", i, " from "))
 	}
 	require.LessOrEqual(t, s.Bytes(), s.MaxBytes())
+}
+
+// TestFillBeforeTheFirstEarlyEviction fills a store of the default budget
+// with small answers (a 50-byte answer, kept in a 64-byte allocation) until
+// the first answer is dropped before its TTL: with the shards' budgets
+// split evenly, that comes when the fullest shard is full, shortly before
+// the whole budget is. docs/PERFORMANCE.md's capacity model uses the
+// figure it logs.
+func TestFillBeforeTheFirstEarlyEviction(t *testing.T) {
+	s, _ := newClocked(DefaultMaxBytes)
+	answer := make([]byte, 50)
+	perEntry := int64(cap(bytes.Clone(answer))) + EntryOverhead
+	kept := 0
+	for ; ; kept++ {
+		k := s.SumString("call_" + strconv.Itoa(kept))
+		claim(t, s, k, fp, time.Minute)
+		if save(t, s, k, answer, 10*time.Minute) > 0 {
+			break
+		}
+	}
+	whole := int(DefaultMaxBytes / perEntry)
+	t.Logf("%d answers of %d bytes (%d charged each) kept before the first early eviction: %.1f%% of the %d the whole %d MiB holds",
+		kept, len(answer), perEntry, 100*float64(kept)/float64(whole), whole, DefaultMaxBytes>>20)
+	require.Greater(t, kept, whole*95/100, "the shards fill evenly")
+	require.LessOrEqual(t, kept, whole)
 }
