@@ -292,17 +292,27 @@ func (s *Store) Save(key, fingerprint Digest, answer []byte, ttl time.Duration) 
 	if e != nil && (e.done || e.fingerprint != fingerprint) {
 		return evicted, nil // the first answer wins; another body's live claim stays
 	}
-	if e != nil {
-		sh.remove(e) // added again below as an answer, at the back of the answers
-	} else { // the lease ended and nobody took over: keep the answer anyway
-		e = &entry{key: key, fingerprint: fingerprint}
+	if e == nil { // the lease ended and nobody took over: keep the answer anyway
+		e = &entry{key: key, fingerprint: fingerprint, answer: kept, done: true, expires: now + int64(ttl)}
+		if e.size() > sh.max {
+			return evicted + 1, nil
+		}
+		evicted += sh.makeRoom(e.size(), now)
+		sh.add(e, &sh.done)
+		return evicted, nil
 	}
-	e.answer, e.done, e.expires = kept, true, now+int64(ttl)
-	if e.size() > sh.max {
+	// The claim becomes the answer: it moves from the claims to the back of
+	// the answers and stays in the index.
+	grown := int64(cap(kept))
+	if e.size()+grown > sh.max {
+		sh.remove(e)
 		return evicted + 1, nil
 	}
-	evicted += sh.makeRoom(e.size(), now)
-	sh.add(e, &sh.done)
+	sh.running.unlink(e) // in no list while room is made, so it cannot be dropped
+	evicted += sh.makeRoom(grown, now)
+	e.answer, e.done, e.expires = kept, true, now+int64(ttl)
+	sh.done.pushBack(e)
+	sh.used += grown
 	return evicted, nil
 }
 

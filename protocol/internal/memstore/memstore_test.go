@@ -452,3 +452,20 @@ func TestFillBeforeTheFirstEarlyEviction(t *testing.T) {
 	require.Greater(t, kept, whole*95/100, "the shards fill evenly")
 	require.LessOrEqual(t, kept, whole)
 }
+
+func TestSaveMakesRoomWithoutDroppingItsOwnClaim(t *testing.T) {
+	s, _ := newClocked(MinMaxBytes)
+	// Only claims: the oldest is the one that saves an answer needing room.
+	perClaim := int64(EntryOverhead)
+	n := int(MinMaxBytes / perClaim)
+	for i := range n {
+		claim(t, s, key(i), fp, time.Minute)
+	}
+	require.Zero(t, save(t, s, key(0), make([]byte, 4096), time.Hour), "dropping claims is no early eviction")
+	st, answer, err := s.Claim(key(0), fp, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, Done, st, "the answer is kept: room was made from the other claims")
+	require.Len(t, answer, 4096)
+	require.Equal(t, Acquired, claim(t, s, key(1), fp, time.Minute), "the oldest other claims were dropped")
+	require.LessOrEqual(t, s.Bytes(), int64(MinMaxBytes))
+}
