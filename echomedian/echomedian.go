@@ -51,6 +51,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/median-go/median/internal/httpio"
 	"github.com/median-go/median/internal/mount"
 	"github.com/median-go/median/protocol"
 )
@@ -75,7 +76,7 @@ func New(h *protocol.Handler) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := newContext(c, nil)
 		defer ctx.Detach()
-		h.ServeHTTP(c.Response(), c.Request().WithContext(ctx))
+		httpio.Serve(ctx, h, c.Response(), c.Request())
 		return nil
 	}
 }
