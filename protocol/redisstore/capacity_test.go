@@ -22,15 +22,17 @@ import (
 // (commands a script runs are counted too) and bytes in and out.
 type serverStats struct {
 	calls   map[string]int64
+	usec    map[string]int64 // total microseconds the server spent in each command
 	in, out int64
-	memory  int64 // used_memory
+	memory  int64   // used_memory
+	cpu     float64 // used_cpu_user + used_cpu_sys, seconds
 }
 
 func readStats(t *testing.T, c *redis.Client) serverStats {
 	t.Helper()
 	ctx := context.Background()
-	st := serverStats{calls: map[string]int64{}}
-	info, err := c.Info(ctx, "commandstats", "stats", "memory").Result()
+	st := serverStats{calls: map[string]int64{}, usec: map[string]int64{}}
+	info, err := c.Info(ctx, "commandstats", "stats", "memory", "cpu").Result()
 	require.NoError(t, err)
 	sc := bufio.NewScanner(strings.NewReader(info))
 	for sc.Scan() {
@@ -38,16 +40,23 @@ func readStats(t *testing.T, c *redis.Client) serverStats {
 		if name, rest, ok := strings.Cut(line, ":"); ok {
 			switch {
 			case strings.HasPrefix(name, "cmdstat_"):
-				calls := strings.TrimPrefix(strings.Split(rest, ",")[0], "calls=")
-				n, err := strconv.ParseInt(calls, 10, 64)
+				fields := strings.Split(rest, ",")
+				require.GreaterOrEqual(t, len(fields), 2, line)
+				n, err := strconv.ParseInt(strings.TrimPrefix(fields[0], "calls="), 10, 64)
+				require.NoError(t, err, line)
+				usec, err := strconv.ParseInt(strings.TrimPrefix(fields[1], "usec="), 10, 64)
 				require.NoError(t, err, line)
 				st.calls[strings.TrimPrefix(name, "cmdstat_")] = n
+				st.usec[strings.TrimPrefix(name, "cmdstat_")] = usec
 			case name == "total_net_input_bytes":
 				st.in, _ = strconv.ParseInt(rest, 10, 64)
 			case name == "total_net_output_bytes":
 				st.out, _ = strconv.ParseInt(rest, 10, 64)
 			case name == "used_memory":
 				st.memory, _ = strconv.ParseInt(rest, 10, 64)
+			case name == "used_cpu_user" || name == "used_cpu_sys":
+				v, _ := strconv.ParseFloat(rest, 64)
+				st.cpu += v
 			}
 		}
 	}
@@ -110,12 +119,13 @@ func TestCapacityPerCall(t *testing.T) {
 
 	per := func(a, b serverStats, name string) float64 { return float64(b.calls[name]-a.calls[name]) / n }
 	info := 1.0 / n // the INFO between the two readings
-	t.Logf("new call: %.2f round trips; server commands per call: evalsha %.2f, get %.2f, set %.2f; %.0f bytes in, %.0f bytes out",
+	usec := func(a, b serverStats) float64 { return float64(b.usec["evalsha"]-a.usec["evalsha"]) / n }
+	t.Logf("new call: %.2f round trips; server commands per call: evalsha %.2f, get %.2f, set %.2f; %.0f bytes in, %.0f bytes out; %.1f µs of server time in the scripts, %.1f µs of the server's CPU in all",
 		float64(newTrips)/n, per(before, afterNew, "evalsha"), per(before, afterNew, "get"), per(before, afterNew, "set"),
-		float64(afterNew.in-before.in)/n, float64(afterNew.out-before.out)/n)
-	t.Logf("repeat: %.2f round trips; server commands per call: evalsha %.2f, get %.2f, set %.2f; %.0f bytes in, %.0f bytes out",
+		float64(afterNew.in-before.in)/n, float64(afterNew.out-before.out)/n, usec(before, afterNew), (afterNew.cpu-before.cpu)*1e6/n)
+	t.Logf("repeat: %.2f round trips; server commands per call: evalsha %.2f, get %.2f, set %.2f; %.0f bytes in, %.0f bytes out; %.1f µs of server time in the scripts, %.1f µs of the server's CPU in all",
 		float64(repeatTrips)/n, per(afterNew, afterRepeat, "evalsha"), per(afterNew, afterRepeat, "get"), per(afterNew, afterRepeat, "set"),
-		float64(afterRepeat.in-afterNew.in)/n, float64(afterRepeat.out-afterNew.out)/n)
+		float64(afterRepeat.in-afterNew.in)/n, float64(afterRepeat.out-afterNew.out)/n, usec(afterNew, afterRepeat), (afterRepeat.cpu-afterNew.cpu)*1e6/n)
 	require.Equal(t, int64(2*n), newTrips, "a new call costs two round trips: the claim and the save")
 	require.Equal(t, int64(n), repeatTrips, "a repeat costs one round trip: the claim that finds the answer")
 	require.InDelta(t, 1, per(afterNew, afterRepeat, "evalsha"), info+0.001, "one script per repeat")
