@@ -56,7 +56,7 @@ func BenchmarkEndpoint(b *testing.B) {
 		name           string
 		median, byHand http.Handler
 	}{
-		{"net/http", endpointServeMux(h), k.serveMux()},
+		{"net-http", endpointServeMux(h), k.serveMux()},
 		{"gin", benchGin(h), k.gin()},
 		{"echo-v4", benchEcho(h), k.echoV4()},
 		{"echo-v5", endpointEchoV5(h), k.echoV5()},
@@ -85,7 +85,7 @@ func BenchmarkEndpoint(b *testing.B) {
 
 func endpointServeMux(h *protocol.Handler) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(adaptertest.Path, h)
+	h.Mount(mux, adaptertest.Path)
 	return mux
 }
 
