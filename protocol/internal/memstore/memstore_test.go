@@ -2,6 +2,8 @@ package memstore
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -468,4 +470,26 @@ func TestSaveMakesRoomWithoutDroppingItsOwnClaim(t *testing.T) {
 	require.Len(t, answer, 4096)
 	require.Equal(t, Acquired, claim(t, s, key(1), fp, time.Minute), "the oldest other claims were dropped")
 	require.LessOrEqual(t, s.Bytes(), int64(MinMaxBytes))
+}
+
+// BenchmarkDigest puts the store's digest of a 1 KiB body (two seeded
+// maphash passes) beside the hex SHA-256 a shared store is given.
+func BenchmarkDigest(b *testing.B) {
+	s := New(Options{})
+	body := bytes.Repeat([]byte("x"), 1<<10)
+	b.Run("impl=maphash", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			_ = s.Sum(body)
+		}
+	})
+	b.Run("impl=sha256-hex", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			sum := sha256.Sum256(body)
+			_ = hex.EncodeToString(sum[:])
+		}
+	})
 }
