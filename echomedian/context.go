@@ -13,7 +13,7 @@ import (
 // string key while the request is served (see internal/fallbackctx), and
 // carrying what Respond needs in middleware mode.
 type echoContext struct {
-	*fallbackctx.Context
+	fallbackctx.Context
 	c    echo.Context
 	next echo.HandlerFunc // the handler after Middleware; nil for New
 }
@@ -22,17 +22,20 @@ type echoContext struct {
 type contextKey struct{}
 
 func newContext(c echo.Context, next echo.HandlerFunc) *echoContext {
-	lookup := func(key any) any {
-		if name, ok := key.(string); ok {
-			return c.Get(name)
-		}
-		return nil
-	}
-	return &echoContext{Context: fallbackctx.New(c.Request().Context(), lookup), c: c, next: next}
+	e := &echoContext{c: c, next: next}
+	e.Init(c.Request().Context(), e)
+	return e
 }
 
-// Value finds the echoContext itself under contextKey, and every other key
-// as the fallback context does.
+// Lookup is the context's fallback: echo's per-request store (c.Set),
+// for a string key.
+func (e *echoContext) Lookup(key any) any {
+	if name, ok := key.(string); ok {
+		return e.c.Get(name)
+	}
+	return nil
+}
+
 func (e *echoContext) Value(key any) any {
 	if key == (contextKey{}) {
 		return e

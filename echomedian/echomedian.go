@@ -53,6 +53,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/median-go/median/internal/httpio"
 	"github.com/median-go/median/internal/mount"
 	"github.com/median-go/median/protocol"
 )
@@ -77,7 +78,7 @@ func New(h *protocol.Handler) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := newContext(c, nil)
 		defer ctx.Detach()
-		h.ServeHTTP(c.Response(), c.Request().WithContext(ctx))
+		httpio.Serve(ctx, h, c.Response(), c.Request())
 		return nil
 	}
 }

@@ -14,7 +14,7 @@ import (
 // the request is served (see internal/fallbackctx), and carrying what the
 // middleware needs to know about the chain after it.
 type ginContext struct {
-	*fallbackctx.Context
+	fallbackctx.Context
 	c *gin.Context
 
 	// nextReturned records that the gin chain after Middleware returned
@@ -27,18 +27,20 @@ type ginContext struct {
 type contextKey struct{}
 
 func newContext(c *gin.Context) *ginContext {
-	lookup := func(key any) any {
-		if key == nil || !reflect.TypeOf(key).Comparable() { // c.Get would panic hashing it
-			return nil
-		}
-		v, _ := c.Get(key)
-		return v
-	}
-	return &ginContext{Context: fallbackctx.New(c.Request.Context(), lookup), c: c}
+	g := &ginContext{c: c}
+	g.Init(c.Request.Context(), g)
+	return g
 }
 
-// Value finds the ginContext itself under contextKey, and every other key
-// as the fallback context does.
+// Lookup is the context's fallback: gin's per-request store (c.Set).
+func (g *ginContext) Lookup(key any) any {
+	if key == nil || !reflect.TypeOf(key).Comparable() { // c.Get would panic hashing it
+		return nil
+	}
+	v, _ := g.c.Get(key)
+	return v
+}
+
 func (g *ginContext) Value(key any) any {
 	if key == (contextKey{}) {
 		return g

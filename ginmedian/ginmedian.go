@@ -52,6 +52,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/median-go/median/internal/httpio"
 	"github.com/median-go/median/internal/mount"
 	"github.com/median-go/median/protocol"
 )
@@ -70,7 +71,7 @@ func New(h *protocol.Handler) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ctx := newContext(c)
 		defer ctx.Detach()
-		h.ServeHTTP(c.Writer, c.Request.WithContext(ctx))
+		httpio.Serve(ctx, h, c.Writer, c.Request)
 	}
 }
 

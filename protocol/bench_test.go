@@ -3,8 +3,11 @@ package protocol
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -136,21 +139,71 @@ func BenchmarkDecodeBind(b *testing.B) {
 }
 
 // serveUnique serves reqs in turn, each with its own toolCallId, and gives h
-// a fresh memory store (untimed) after each round, so every call claims a
-// new id and none is answered from the store.
+// a fresh memory store (untimed) after each round when it has one, so every
+// call claims a new id and none is answered from the store.
 func serveUnique(b *testing.B, h *Handler, reqs []Request) {
 	ctx := context.Background()
 	i := 0
 	for b.Loop() {
 		if i == len(reqs) {
-			b.StopTimer()
-			h.cfg.Store = newMemoryStore(0, nil)
 			i = 0
-			b.StartTimer()
+			if h.cfg.Store != nil {
+				b.StopTimer()
+				h.cfg.Store = newMemoryStore(0, nil)
+				b.StartTimer()
+			}
 		}
 		if resp := h.Serve(ctx, reqs[i]); resp.Status != 200 || resp.code != "" || resp.replayed {
 			b.Fatalf("%d %.200s", resp.Status, resp.Body)
 		}
 		i++
+	}
+}
+
+// BenchmarkTypedCallParallel serves the 1 KiB typed call of
+// BenchmarkTypedCall from every processor at once (b.RunParallel), with the
+// default memory store (impl=median, each call its own toolCallId, none
+// answered from the store) and without replay protection
+// (impl=median-noreplay). Run it with -cpu 1,2 and compare the columns of
+// benchstat -col /gomaxprocs: ns/op at 2 is the time per call with two
+// processors serving, so time at 1 / time at 2 is how much more two
+// processors serve.
+func BenchmarkTypedCallParallel(b *testing.B) {
+	tool := NewTool("quote_order", RiskLow, "Quotes an order.", func(_ context.Context, c ToolCall[orderInput]) (orderResult, error) {
+		return quoteOrder(c.Input), nil
+	})
+	input := orderInputJSON(1 << 10)
+	k := mustParseKey(testKey)
+	for _, impl := range []struct {
+		name     string
+		noReplay bool
+	}{{"median", false}, {"median-noreplay", true}} {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			h, err := New(Config{Keys: []string{testKey}, Now: func() time.Time { return testNow }, Logger: discardLogger(), Tools: []*Tool{tool}, DisableReplayProtection: impl.noReplay})
+			if err != nil {
+				b.Fatal(err)
+			}
+			// One signed request per call, made before timing; a new Handler
+			// (and store) each time the benchmark runs.
+			reqs := make([]Request, b.N)
+			for i := range reqs {
+				body := []byte(toolCall("quote_order", fmt.Sprintf("call_%032d", i), input))
+				reqs[i] = Request{Method: http.MethodPost, Signature: k.Sign(testNow, body), BodyBytes: body, ContentLength: int64(len(body))}
+			}
+			var next atomic.Int64
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.SetBytes(int64(len(reqs[0].BodyBytes)))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					req := reqs[next.Add(1)-1]
+					if resp := h.Serve(ctx, req); resp.Status != 200 || resp.code != "" || resp.replayed {
+						b.Errorf("%d %.200s", resp.Status, resp.Body)
+						return
+					}
+				}
+			})
+		})
 	}
 }

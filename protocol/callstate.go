@@ -19,7 +19,7 @@ type callState struct {
 	call     *Call
 	tool     *Tool                              // the registered tool the call names
 	run      func(context.Context) (any, error) // the prepared tool run (Serve only)
-	held     *claim                             // the replay-store claim held, if any
+	held     claim                              // the replay-store claim held, if any (store nil when none)
 	answered atomic.Bool                        // set by the first answer
 }
 

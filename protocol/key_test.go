@@ -181,7 +181,7 @@ func TestZeroHandlerNeverFailsOpen(t *testing.T) {
 	requireError(t, h.Serve(context.Background(), get()), http.StatusUnauthorized, CodeInvalidSignature)
 	resp := h.Serve(context.Background(), post(`{"op":"diagnostics"}`))
 	assert.GreaterOrEqual(t, resp.Status, 400, "body %s", resp.Body)
-	assert.ErrorIs(t, signature{}.verify(nil, Key{}), CodeInvalidSignature, "the zero Key matches nothing")
+	assert.ErrorIs(t, (&signature{}).verify(nil, Key{}), CodeInvalidSignature, "the zero Key matches nothing")
 	assert.False(t, errors.Is(nil, CodeInvalidSignature))
 }
 

@@ -1,6 +1,7 @@
 package protocol_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/median-go/median/protocol"
+	"github.com/median-go/median/protocol/internal/memstore"
 	"github.com/median-go/median/protocol/storetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -182,4 +184,30 @@ func codeOf(resp protocol.Response) protocol.Code {
 		return ""
 	}
 	return a.Error.Code
+}
+
+// TestMemoryStoreBytesPerSmallAnswer serves small calls through a Handler
+// and reads what the default memory store charges for each kept answer;
+// docs/PERFORMANCE.md's capacity model uses the figure it logs. It fails
+// when an answer costs more than the charge the store's heap test checks
+// (an answer's bytes in their size class + the entry's fixed overhead).
+func TestMemoryStoreBytesPerSmallAnswer(t *testing.T) {
+	h, err := protocol.New(protocol.Config{
+		Keys:   []string{storetest.Key},
+		Logger: slog.New(slog.DiscardHandler),
+		Tools: []*protocol.Tool{protocol.NewTool("lookup", protocol.RiskLow, "Looks an order up.",
+			func(ctx context.Context, c protocol.ToolCall[heapInput]) (map[string]string, error) {
+				return map[string]string{"orderId": c.Input.OrderID, "status": "shipped"}, nil
+			})},
+	})
+	require.NoError(t, err)
+	const n = 1000
+	var answer []byte
+	for i := range n {
+		answer = serveCall(t, h, fmt.Sprintf("call_%024d", i)).Body
+	}
+	perAnswer := protocol.MemoryStoreBytes(h) / n
+	t.Logf("the memory store charges %d bytes per kept answer (a %d-byte answer)", perAnswer, len(answer))
+	kept := cap(bytes.Clone(answer)) // the answer's size class
+	require.Equal(t, int64(memstore.EntryOverhead+kept), perAnswer, "a %d-byte answer is kept in a %d-byte allocation, plus the entry", len(answer), kept)
 }

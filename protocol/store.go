@@ -3,6 +3,8 @@ package protocol
 import (
 	"context"
 	"time"
+
+	"github.com/median-go/median/protocol/internal/memstore"
 )
 
 // Store remembers tool-call answers by toolCallId, so a repeated call gets
@@ -82,8 +84,11 @@ const ClaimConflict ClaimStatus = 4
 
 // claim is the claim a call holds between the store's Claim and Save.
 type claim struct {
-	store       Store
-	key         string // the toolCallId's digest
-	fingerprint string
-	saved       bool // Save was called: a claim is saved once
+	store       Store  // nil when no claim is held
+	key         string // the toolCallId's digest (hex SHA-256), for a Store
+	fingerprint string // the body's (hex SHA-256), for a Store
+	// The built-in memory store's digests of the same, used instead of key
+	// and fingerprint when store is a memoryStore.
+	memKey, memFingerprint memstore.Digest
+	saved                  bool // Save was called: a claim is saved once
 }

@@ -58,6 +58,7 @@ import (
 
 	"github.com/labstack/echo/v5"
 
+	"github.com/median-go/median/internal/httpio"
 	"github.com/median-go/median/internal/mount"
 	"github.com/median-go/median/protocol"
 )
@@ -82,7 +83,7 @@ func New(h *protocol.Handler) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		ctx := newContext(c, nil)
 		defer ctx.Detach()
-		h.ServeHTTP(c.Response(), c.Request().WithContext(ctx))
+		httpio.Serve(ctx, h, c.Response(), c.Request())
 		return nil
 	}
 }

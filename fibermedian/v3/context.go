@@ -12,5 +12,17 @@ import (
 // fasthttp's RequestCtx) while the request is served. Detach it before the
 // handler returns.
 func newContext(c fiber.Ctx) *fallbackctx.Context {
-	return fallbackctx.New(c.Context(), func(key any) any { return c.Locals(key) })
+	f := &fiberContext{c: c}
+	f.Init(c.Context(), f)
+	return &f.Context
 }
+
+// fiberContext holds a fallbackctx.Context and the fiber context it falls
+// back to, in one allocation.
+type fiberContext struct {
+	fallbackctx.Context
+	c fiber.Ctx
+}
+
+// Lookup is the context's fallback: fiber's per-request store (c.Locals).
+func (f *fiberContext) Lookup(key any) any { return f.c.Locals(key) }

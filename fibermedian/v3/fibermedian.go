@@ -95,7 +95,7 @@ func New(h *protocol.Handler) fiber.Handler {
 	return func(c fiber.Ctx) error {
 		ctx := newContext(c)
 		defer ctx.Detach()
-		req, stream := fasthttpio.Request(c.Request(), c.Method())
+		req, stream := fasthttpio.Request(c.Request(), c.Method(), c.Get(fasthttpio.SignatureHeader))
 		fasthttpio.Write(c.Response(), h.Serve(ctx, req))
 		stream.CloseIfUnread(c.RequestCtx())
 		return nil
@@ -179,7 +179,7 @@ func Middleware(h *protocol.Handler) fiber.Handler {
 	return func(c fiber.Ctx) error {
 		ctx := newContext(c)
 		defer ctx.Detach()
-		req, stream := fasthttpio.Request(c.Request(), c.Method())
+		req, stream := fasthttpio.Request(c.Request(), c.Method(), c.Get(fasthttpio.SignatureHeader))
 		callCtx, resp, ok := h.Verify(ctx, req)
 		if !ok {
 			fasthttpio.Write(c.Response(), resp)

@@ -15,19 +15,38 @@ import (
 	"sync"
 )
 
-// Context is a request's context with a fallback for Value.
+// Context is a request's context with a fallback for Value. An adapter
+// either makes one with [New] or embeds one by value in its own context
+// type and calls [Context.Init]: one allocation per request for both.
 type Context struct {
 	context.Context
 	mu     sync.RWMutex
-	lookup func(key any) any // nil once detached
+	locals Locals // nil once detached
 }
 
 var _ context.Context = (*Context)(nil)
 
-// New returns parent whose Value asks lookup for the keys parent does not
-// hold, until Detach. lookup must not panic on any comparable key.
-func New(parent context.Context, lookup func(key any) any) *Context {
-	return &Context{Context: parent, lookup: lookup}
+// Locals is a framework's per-request store, as a Context's fallback. A
+// struct holding only the framework's context pointer is stored in the
+// interface without an allocation.
+type Locals interface {
+	// Lookup returns the value for key, or nil. It must not panic on any
+	// comparable key.
+	Lookup(key any) any
+}
+
+// New returns parent whose Value asks locals for the keys parent does not
+// hold, until Detach.
+func New(parent context.Context, locals Locals) *Context {
+	c := &Context{}
+	c.Init(parent, locals)
+	return c
+}
+
+// Init sets up a zero Context, embedded in an adapter's own context type,
+// as New does.
+func (c *Context) Init(parent context.Context, locals Locals) {
+	c.Context, c.locals = parent, locals
 }
 
 // Value returns the parent's value for key or, when it has none and the
@@ -38,15 +57,15 @@ func (c *Context) Value(key any) any {
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if c.lookup == nil {
+	if c.locals == nil {
 		return nil
 	}
-	return c.lookup(key)
+	return c.locals.Lookup(key)
 }
 
 // Detach stops the fallback, before the framework reuses its store.
 func (c *Context) Detach() {
 	c.mu.Lock()
-	c.lookup = nil
+	c.locals = nil
 	c.mu.Unlock()
 }

@@ -16,7 +16,7 @@ type key struct{}
 func TestValueFallsBackUntilDetached(t *testing.T) {
 	parent := context.WithValue(context.Background(), key{}, "from the request")
 	store := map[any]any{"requestid": "r-1", key{}: "shadowed"}
-	ctx := New(parent, func(k any) any { return store[k] })
+	ctx := New(parent, lookupFunc(func(k any) any { return store[k] }))
 
 	if got := ctx.Value(key{}); got != "from the request" {
 		t.Fatalf("the request's own value comes first, got %v", got)
@@ -46,7 +46,7 @@ func TestValueFallsBackUntilDetached(t *testing.T) {
 func TestDetachRacesWithValue(t *testing.T) {
 	store := map[any]any{"k": "v"}
 	var mu sync.Mutex
-	ctx := New(context.Background(), func(k any) any { mu.Lock(); defer mu.Unlock(); return store[k] })
+	ctx := New(context.Background(), lookupFunc(func(k any) any { mu.Lock(); defer mu.Unlock(); return store[k] }))
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Add(1)
@@ -66,3 +66,8 @@ func TestDetachRacesWithValue(t *testing.T) {
 		t.Fatal("detached context still reads the store")
 	}
 }
+
+// lookupFunc is a function as Locals.
+type lookupFunc func(key any) any
+
+func (f lookupFunc) Lookup(key any) any { return f(key) }

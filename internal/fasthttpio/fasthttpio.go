@@ -21,21 +21,27 @@ import (
 	"github.com/median-go/median/protocol"
 )
 
-// The wire names the adapters read and write (PROTOCOL.md §1, §3).
-const (
-	signatureHeader = "Median-Signature"
-	contentType     = "application/json"
-)
+// SignatureHeader is the header that carries Median's signature
+// (PROTOCOL.md §1); the adapters read it with the framework's c.Get.
+const SignatureHeader = "Median-Signature"
 
-// Request builds the core's view of req, whose method is method. The raw
-// body is passed as fasthttp holds it (never decoded: the signature covers
-// the bytes as sent). A streamed body (the framework's StreamRequestBody)
-// is left unread for the core to read up to its limit; stream is nil
-// unless the body is streamed.
-func Request(req *fasthttp.Request, method string) (r protocol.Request, stream *Stream) {
+// contentType is the type of every answer (PROTOCOL.md §3).
+const contentType = "application/json"
+
+// Request builds the core's view of req, whose method is method and whose
+// median-signature header is signature (pass the framework's own c.Get,
+// which reads the header without a copy). The raw body is passed as
+// fasthttp holds it (never decoded: the signature covers the bytes as
+// sent), copied once so that the call's bytes outlive the request (fasthttp
+// reuses its buffer): the copy is the body the core reads, with no reader
+// in between. A body over copyLimit is handed over as a reader instead, so
+// the core refuses a body over its own limit without a copy. A streamed
+// body (the framework's StreamRequestBody) is left unread for the core to
+// read up to its limit; stream is nil unless the body is streamed.
+func Request(req *fasthttp.Request, method, signature string) (r protocol.Request, stream *Stream) {
 	r = protocol.Request{
 		Method:        Method(method),
-		Signature:     string(req.Header.Peek(signatureHeader)),
+		Signature:     signature,
 		ContentLength: -1,
 	}
 	if req.IsBodyStream() {
@@ -47,9 +53,18 @@ func Request(req *fasthttp.Request, method string) (r protocol.Request, stream *
 		return r, stream
 	}
 	body := req.Body()
-	r.Body, r.ContentLength = bytes.NewReader(body), int64(len(body))
+	r.ContentLength = int64(len(body))
+	if len(body) > copyLimit {
+		r.Body = bytes.NewReader(body)
+		return r, nil
+	}
+	r.BodyBytes = bytes.Clone(body)
 	return r, nil
 }
+
+// copyLimit is the largest body Request copies for the core: the core's
+// default body limit.
+const copyLimit = 1 << 20
 
 // Stream is a streamed request body that remembers whether it was read to
 // the end.
@@ -113,7 +128,7 @@ func Write(res *fasthttp.Response, resp protocol.Response) {
 	if resp.Allow != "" {
 		res.Header.Set("Allow", resp.Allow)
 	}
-	res.SetBody(resp.Body)
+	res.SetBodyRaw(resp.Body) // the core never writes to an answer it returned: no copy
 }
 
 // Untouched reports whether a handler left res as fasthttp starts it: status

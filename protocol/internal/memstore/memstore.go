@@ -3,38 +3,63 @@
 // it does not import protocol, so its outcomes are its own [Status]
 // constants, which mirror protocol.ClaimStatus.
 //
+// # Keys
+//
+// Keys and fingerprints are [Digest] values: 128-bit seeded hashes
+// (hash/maphash, two seeds drawn for each store), made by [Store.Sum] and
+// [Store.SumString]. They are fixed-size, so a long toolCallId costs no more
+// than a short one, and cheap: a 1 KiB body's takes about a seventh of the
+// time of its hex SHA-256 (BenchmarkDigest). The seeds never leave the
+// process, and only signed bodies reach the store, so nobody who cannot
+// sign a call chooses what is hashed; two different ids or bodies share a
+// digest with a chance of about 2⁻¹²⁸ per pair.
+//
 // # What the budget counts
 //
-// Every entry is charged len(key) + len(fingerprint) + cap(answer) +
-// [EntryOverhead]. cap(answer) is the allocation the Go runtime made for the
-// copy the store keeps (rounded up to its size class or page), so the
-// charge follows the heap, not the JSON length. EntryOverhead covers the
-// entry's own struct and its share of the index (a Go map); it was measured
-// (see TestEntryOverheadCoversTheHeap) and is checked by that test.
+// Every entry is charged cap(answer) + [EntryOverhead]. cap(answer) is the
+// allocation the Go runtime made for the copy the store keeps (rounded up
+// to its size class or page), so the charge follows the heap, not the JSON
+// length. EntryOverhead covers the entry's own struct, its two digests and
+// its share of the index (a Go map); it was measured (see
+// TestEntryOverheadCoversTheHeap) and is checked by that test.
 //
-// A Go map never gives memory back when entries are deleted, so the store
+// A Go map never gives memory back when entries are deleted, so each shard
 // rebuilds its index when the number of entries falls to half of what the
 // index was built for: the index then never holds more than twice the live
 // entries' slots, which EntryOverhead pays for.
 //
+// # Shards
+//
+// A store of at least 8 MiB is split into up to 16 shards by key, each
+// with its own lock, its own part of the budget (at least 4 MiB) and its own
+// eviction order, so calls on several cores rarely wait for each other. The
+// locks are held only for the index and the lists: digests are computed by
+// the caller, and entries and answer copies are made before a lock is taken
+// and after it is let go. Keys spread evenly, so the store starts to drop
+// answers early when the fullest shard is full, a little before the whole
+// budget is (about 2% before at the default budget and small answers).
+//
 // # Eviction
 //
-// When an entry does not fit, the store drops expired entries, then the
-// oldest answers, then (only when no answer is left) the oldest running
-// claims. Each answer dropped before its TTL is counted in Save's evicted
-// result, because its key could then run again. An answer larger than the
-// whole budget is not kept: its claim is dropped too (a repeat runs the tool
-// again rather than waiting for an answer that will never come) and it is
-// counted as evicted.
+// When an entry does not fit in its shard, the store drops the shard's
+// expired entries, then its oldest answers, then (only when no answer is
+// left) its oldest running claims. Each answer dropped before its TTL is
+// counted in Save's evicted result, because its key could then run again.
+// An answer larger than a shard's whole budget is not kept: its claim is
+// dropped too (a repeat runs the tool again rather than waiting for an
+// answer that will never come) and it is counted as evicted.
 //
-// Expired entries are dropped as the store goes, on each Claim and Save; it
-// starts no goroutine and needs no Close.
+// Expired entries are dropped as the store goes: each Claim and Save sweeps
+// its shard, and every shard at most once a second. The store starts no
+// goroutine and needs no Close.
 package memstore
 
 import (
 	"bytes"
 	"fmt"
+	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -58,18 +83,29 @@ const (
 	MinMaxBytes     = 64 << 10
 )
 
-// EntryOverhead is what each entry is charged on top of its key,
-// fingerprint and answer bytes: its struct (112 bytes on 64-bit platforms)
-// and its share of the index, which may be sized for twice the live entries
-// (see the package documentation). Measured on Go 1.26, amd64: 146 to 172
-// bytes per entry with the index full, up to 226 with it just over half
-// empty. TestEntryOverheadCoversTheHeap fails if the heap ever grows past
-// the charge.
-const EntryOverhead = 256
+// Sharding: at most maxShards shards, each with at least minShardBytes of
+// the budget.
+const (
+	maxShards     = 16
+	minShardBytes = 4 << 20
+)
 
-// minIndexRebuild is the index size below which the store does not rebuild
-// it: at most this many unused slots (~60 KiB) stay behind.
-const minIndexRebuild = 1024
+// EntryOverhead is what each entry is charged on top of its answer bytes:
+// its struct with the two digests (96 bytes with its size class on 64-bit
+// platforms) and its share of its shard's index, which may be sized for
+// twice the live entries (see the package documentation). Measured on Go
+// 1.26, amd64: 131 to 154 bytes per entry with the index full, up to 207
+// with it just over half empty. TestEntryOverheadCoversTheHeap fails if the
+// heap ever grows past the charge.
+const EntryOverhead = 224
+
+// minIndexRebuild is the index size below which a shard does not rebuild
+// it: at most this many unused slots (~2 KiB) stay behind in each shard.
+const minIndexRebuild = 64
+
+// Digest is a fixed-size digest of a key or a fingerprint, made by
+// [Store.Sum] or [Store.SumString] of the same store.
+type Digest [2]uint64
 
 // Options configures [New].
 type Options struct {
@@ -82,38 +118,51 @@ type Options struct {
 
 // Store keeps claims and answers by key in memory, bounded by
 // [Options.MaxBytes]. It is safe for concurrent use.
-//
-// Keys and fingerprints are kept as given, without a copy: pass strings of
-// their own (the core passes fresh hex digests), never a substring of a
-// larger buffer, which would stay alive with them.
 type Store struct {
+	max    int64
+	now    func() time.Time
+	base   time.Time // expiries are kept as durations since base
+	seeds  [2]maphash.Seed
+	shards []shard
+	mask   uint64 // len(shards)-1
+	// unreported counts answers a Claim dropped before their TTL to make
+	// room; the next Save reports them (Claim has no count to return).
+	unreported atomic.Int64
+	// nextSweep is when (on clock) the next Claim or Save sweeps every
+	// shard, not only its own.
+	nextSweep atomic.Int64
+}
+
+// sweepEvery is how often a Claim or Save sweeps every shard: an expired
+// entry in a shard no call reaches is dropped within this time of the next
+// call.
+const sweepEvery = int64(time.Second)
+
+// shard is one lock's part of the store.
+type shard struct {
 	mu      sync.Mutex
 	max     int64
-	now     func() time.Time
 	used    int64
-	entries map[string]*entry
+	entries map[Digest]*entry
 	built   int  // the most entries the index has held since it was built
 	running list // live claims, oldest first
 	done    list // answers, oldest first
-	// unreported counts answers a Claim dropped before their TTL to make
-	// room; the next Save reports them (Claim has no count to return).
-	unreported int
+	_       [64]byte
 }
 
-// entry is one key's claim or answer. It sits in the index and in one list.
+// entry is one key's claim or answer. It sits in its shard's index and in
+// one of its lists.
 type entry struct {
-	key         string
-	fingerprint string
-	answer      []byte    // the stored answer once done
-	expires     time.Time // the lease's end while running, the TTL's end once done
-	prev, next  *entry    // neighbours in its list
+	key         Digest
+	fingerprint Digest
+	answer      []byte // the stored answer once done; never written to once kept
+	expires     int64  // since the store's base, in nanoseconds: the lease's end while running, the TTL's end once done
+	prev, next  *entry // neighbours in its list
 	done        bool
 }
 
 // size is what e is charged against the budget.
-func (e *entry) size() int64 {
-	return int64(len(e.key)+len(e.fingerprint)+cap(e.answer)) + EntryOverhead
-}
+func (e *entry) size() int64 { return int64(cap(e.answer)) + EntryOverhead }
 
 // New returns an empty store.
 func New(opts Options) *Store {
@@ -124,54 +173,98 @@ func New(opts Options) *Store {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Store{max: opts.MaxBytes, now: opts.Now, entries: make(map[string]*entry)}
+	n := 1
+	for n < maxShards && opts.MaxBytes/int64(2*n) >= minShardBytes {
+		n *= 2
+	}
+	s := &Store{max: opts.MaxBytes, now: opts.Now, base: opts.Now(), seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
+		shards: make([]shard, n), mask: uint64(n - 1)}
+	for i := range s.shards {
+		s.shards[i].max = opts.MaxBytes / int64(n)
+		s.shards[i].entries = make(map[Digest]*entry)
+	}
+	return s
+}
+
+// Sum returns the digest of b.
+func (s *Store) Sum(b []byte) Digest {
+	return Digest{maphash.Bytes(s.seeds[0], b), maphash.Bytes(s.seeds[1], b)}
+}
+
+// SumString returns the digest of str, the same as Sum of its bytes.
+func (s *Store) SumString(str string) Digest {
+	return Digest{maphash.String(s.seeds[0], str), maphash.String(s.seeds[1], str)}
 }
 
 // Len returns how many entries the store holds, expired ones not dropped yet
 // included.
 func (s *Store) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.entries)
+	n := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		n += len(sh.entries)
+		sh.mu.Unlock()
+	}
+	return n
 }
 
 // Bytes returns what the entries are charged against the budget.
 func (s *Store) Bytes() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.used
+	var n int64
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		n += sh.used
+		sh.mu.Unlock()
+	}
+	return n
 }
 
 // MaxBytes returns the budget.
 func (s *Store) MaxBytes() int64 { return s.max }
 
+// shard returns key's shard.
+func (s *Store) shard(key Digest) *shard { return &s.shards[key[0]&s.mask] }
+
+// clock returns the time now, as a duration since the store's base (which
+// keeps the monotonic reading time.Now gives).
+func (s *Store) clock() int64 { return int64(s.now().Sub(s.base)) }
+
 // Claim claims key for fingerprint for lease, without waiting: see
 // [Status]. A claim whose lease ended without an answer is given to the
 // caller. The answer returned with Done is a copy the caller owns.
-func (s *Store) Claim(key, fingerprint string, lease time.Duration) (Status, []byte, error) {
+func (s *Store) Claim(key, fingerprint Digest, lease time.Duration) (Status, []byte, error) {
 	if lease <= 0 {
 		return 0, nil, fmt.Errorf("median: memory store: the lease must be positive, got %s", lease)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	s.sweep(now)
-	if e := s.live(key, now); e != nil {
+	e := &entry{key: key, fingerprint: fingerprint} // made before the lock; unused unless acquired
+	now := s.clock()
+	s.sweepAll(now)
+	sh := s.shard(key)
+	sh.mu.Lock()
+	sh.sweep(now)
+	if old := sh.live(key, now); old != nil {
+		status, answer := Running, []byte(nil)
 		switch {
-		case e.fingerprint != fingerprint:
-			return Conflict, nil, nil
-		case e.done:
-			return Done, bytes.Clone(e.answer), nil
-		default:
-			return Running, nil, nil
+		case old.fingerprint != fingerprint:
+			status = Conflict
+		case old.done:
+			status, answer = Done, old.answer
 		}
+		sh.mu.Unlock()
+		if answer != nil {
+			answer = bytes.Clone(answer) // a kept answer is never written to: copy it unlocked
+		}
+		return status, answer, nil
 	}
-	e := &entry{key: key, fingerprint: fingerprint, expires: now.Add(lease)}
-	if e.size() > s.max {
-		return 0, nil, fmt.Errorf("median: memory store: a %d-byte key does not fit in the %d-byte budget; pass a digest of the id", len(key), s.max)
+	e.expires = now + int64(lease)
+	evicted := sh.makeRoom(e.size(), now)
+	sh.add(e, &sh.running)
+	sh.mu.Unlock()
+	if evicted > 0 {
+		s.unreported.Add(int64(evicted))
 	}
-	s.unreported += s.makeRoom(e.size(), now)
-	s.add(e, &s.running)
 	return Acquired, nil, nil
 }
 
@@ -179,108 +272,139 @@ func (s *Store) Claim(key, fingerprint string, lease time.Duration) (Status, []b
 // (the first answer wins) or a live claim of another fingerprint. It stores
 // it even when the claim's lease has ended. evicted counts the answers
 // dropped before their TTL to make room since the last Save (by this Save
-// or by Claims), this one included when it is larger than the whole budget
-// (then it is not kept, and neither is its claim).
-func (s *Store) Save(key, fingerprint string, answer []byte, ttl time.Duration) (evicted int, err error) {
+// or by Claims), this one included when it is larger than a shard's whole
+// budget (then it is not kept, and neither is its claim).
+func (s *Store) Save(key, fingerprint Digest, answer []byte, ttl time.Duration) (evicted int, err error) {
 	if ttl <= 0 {
 		return 0, fmt.Errorf("median: memory store: the TTL must be positive, got %s", ttl)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	evicted, s.unreported = s.unreported, 0
-	now := s.now()
-	s.sweep(now)
-	e := s.live(key, now)
+	if s.unreported.Load() != 0 {
+		evicted = int(s.unreported.Swap(0))
+	}
+	kept := bytes.Clone(answer) // copied before the lock
+	now := s.clock()
+	s.sweepAll(now)
+	sh := s.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.sweep(now)
+	e := sh.live(key, now)
 	if e != nil && (e.done || e.fingerprint != fingerprint) {
 		return evicted, nil // the first answer wins; another body's live claim stays
 	}
-	if e != nil {
-		s.remove(e) // added again below as an answer, at the back of the answers
-	} else { // the lease ended and nobody took over: keep the answer anyway
-		e = &entry{key: key, fingerprint: fingerprint}
+	if e == nil { // the lease ended and nobody took over: keep the answer anyway
+		e = &entry{key: key, fingerprint: fingerprint, answer: kept, done: true, expires: now + int64(ttl)}
+		if e.size() > sh.max {
+			return evicted + 1, nil
+		}
+		evicted += sh.makeRoom(e.size(), now)
+		sh.add(e, &sh.done)
+		return evicted, nil
 	}
-	e.answer, e.done, e.expires = bytes.Clone(answer), true, now.Add(ttl)
-	if e.size() > s.max {
+	// The claim becomes the answer: it moves from the claims to the back of
+	// the answers and stays in the index.
+	grown := int64(cap(kept))
+	if e.size()+grown > sh.max {
+		sh.remove(e)
 		return evicted + 1, nil
 	}
-	evicted += s.makeRoom(e.size(), now)
-	s.add(e, &s.done)
+	sh.running.unlink(e) // in no list while room is made, so it cannot be dropped
+	evicted += sh.makeRoom(grown, now)
+	e.answer, e.done, e.expires = kept, true, now+int64(ttl)
+	sh.done.pushBack(e)
+	sh.used += grown
 	return evicted, nil
+}
+
+// sweepAll sweeps every shard in turn, at most once per sweepEvery; the
+// caller holds no shard's lock.
+func (s *Store) sweepAll(now int64) {
+	next := s.nextSweep.Load()
+	if now < next || !s.nextSweep.CompareAndSwap(next, now+sweepEvery) {
+		return
+	}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		sh.sweep(now)
+		sh.mu.Unlock()
+	}
 }
 
 // live returns key's entry, or nil when there is none or it has expired
 // (then it is dropped).
-func (s *Store) live(key string, now time.Time) *entry {
-	e := s.entries[key]
-	if e != nil && !now.Before(e.expires) {
-		s.remove(e)
+func (sh *shard) live(key Digest, now int64) *entry {
+	e := sh.entries[key]
+	if e != nil && now >= e.expires {
+		sh.remove(e)
 		return nil
 	}
 	return e
 }
 
 // makeRoom drops entries until need more bytes fit (need is at most the
-// budget): the oldest answers first, then the oldest claims. It returns how
-// many answers it dropped before their TTL.
-func (s *Store) makeRoom(need int64, now time.Time) (evicted int) {
-	for s.used+need > s.max {
-		e := s.done.front()
+// shard's budget): the oldest answers first, then the oldest claims. It
+// returns how many answers it dropped before their TTL.
+func (sh *shard) makeRoom(need int64, now int64) (evicted int) {
+	for sh.used+need > sh.max {
+		e := sh.done.front()
 		if e == nil {
-			e = s.running.front()
+			e = sh.running.front()
 		}
 		if e == nil {
-			return evicted // empty: cannot happen while need <= s.max
+			return evicted // empty: cannot happen while need <= sh.max
 		}
-		if e.done && now.Before(e.expires) {
+		if e.done && now < e.expires {
 			evicted++
 		}
-		s.remove(e)
+		sh.remove(e)
 	}
 	return evicted
 }
 
 // add puts e in the index and at the back of l, and charges it.
-func (s *Store) add(e *entry, l *list) {
-	s.entries[e.key] = e
-	if len(s.entries) > s.built {
-		s.built = len(s.entries)
+func (sh *shard) add(e *entry, l *list) {
+	sh.entries[e.key] = e
+	if len(sh.entries) > sh.built {
+		sh.built = len(sh.entries)
 	}
 	l.pushBack(e)
-	s.used += e.size()
+	sh.used += e.size()
 }
 
 // remove takes e out of the index and its list, and refunds it.
-func (s *Store) remove(e *entry) {
-	delete(s.entries, e.key)
+func (sh *shard) remove(e *entry) {
+	delete(sh.entries, e.key)
 	if e.done {
-		s.done.unlink(e)
+		sh.done.unlink(e)
 	} else {
-		s.running.unlink(e)
+		sh.running.unlink(e)
 	}
-	s.used -= e.size()
-	if s.built >= minIndexRebuild && len(s.entries) <= s.built/2 {
-		s.rebuild()
+	sh.used -= e.size()
+	if sh.built >= minIndexRebuild && len(sh.entries) <= sh.built/2 {
+		sh.rebuild()
 	}
 }
 
 // rebuild copies the index into a map sized for the live entries, so the
-// memory of deleted slots goes back to the runtime.
-func (s *Store) rebuild() {
-	m := make(map[string]*entry, len(s.entries))
-	for k, e := range s.entries {
+// memory of deleted slots goes back to the runtime. It runs at most once
+// per halving of the index, so its cost per call stays constant.
+func (sh *shard) rebuild() {
+	m := make(map[Digest]*entry, len(sh.entries))
+	for k, e := range sh.entries {
 		m[k] = e
 	}
-	s.entries, s.built = m, len(m)
+	sh.entries, sh.built = m, len(m)
 }
 
 // sweep drops expired entries from the front of both lists. Each list is in
 // the order its entries were added, which is expiry order as long as the
 // lease (or TTL) stays the same; an entry that expires out of order is
 // dropped when it reaches the front, is looked up, or is evicted.
-func (s *Store) sweep(now time.Time) {
-	for _, l := range []*list{&s.running, &s.done} {
-		for e := l.front(); e != nil && !now.Before(e.expires); e = l.front() {
-			s.remove(e)
+func (sh *shard) sweep(now int64) {
+	for _, l := range [2]*list{&sh.running, &sh.done} {
+		for e := l.front(); e != nil && now >= e.expires; e = l.front() {
+			sh.remove(e)
 		}
 	}
 }
