@@ -69,22 +69,29 @@ func ParseKey(key string) (Key, error) {
 }
 
 // parseKey is ParseKey with a typed error.
-func parseKey(key string) (Key, *Error) {
+func parseKey(key string) (Key, *Error) { return parseKeyFrom(key, keyEnv) }
+
+// parseKeyFrom is parseKey for a key that came from source ("MEDIAN_KEY",
+// "the key in MEDIAN_KEY_FILE", …), which its errors name.
+func parseKeyFrom(key, source string) (Key, *Error) {
 	key = strings.TrimSpace(key)
 	if key == "" {
+		if source != keyEnv {
+			return Key{}, errorf(CodeMissingSecret, "%s is empty: give the key from Median's dashboard", source)
+		}
 		return Key{}, errorf(CodeMissingSecret, "no MEDIAN_KEY configured: set the %s environment variable (or Config.Keys) to the key from Median's dashboard", keyEnv)
 	}
 	if n := len(key); n < minKeyLength {
-		return Key{}, errorf(CodeInvalidMedianKey, "MEDIAN_KEY is not usable: it has %d characters, at least %d are needed; copy the whole key from Median's dashboard", n, minKeyLength)
+		return Key{}, errorf(CodeInvalidMedianKey, "%s is not usable: it has %d characters, at least %d are needed; copy the whole key from Median's dashboard", source, n, minKeyLength)
 	}
 	for i := 0; i < len(key); i++ {
 		if c := key[i]; c < 0x21 || c > 0x7e {
-			return Key{}, errorf(CodeInvalidMedianKey, "MEDIAN_KEY is not usable: character %d is not visible ASCII (0x21-0x7E); check for stray quotes, spaces or non-ASCII characters", i+1)
+			return Key{}, errorf(CodeInvalidMedianKey, "%s is not usable: character %d is not visible ASCII (0x21-0x7E); check for stray quotes, spaces or non-ASCII characters", source, i+1)
 		}
 	}
 	secret, err := deriveSecret(key)
 	if err != nil { // HKDF refuses only lengths it cannot produce: not 32 bytes
-		return Key{}, newError(CodeInvalidMedianKey, "MEDIAN_KEY is not usable: the signing secret could not be derived")
+		return Key{}, errorf(CodeInvalidMedianKey, "%s is not usable: the signing secret could not be derived", source)
 	}
 	sum := sha256.Sum256(secret)
 	st := &keyState{secret: secret, fingerprint: "mk_" + hex.EncodeToString(sum[:6])}

@@ -284,13 +284,17 @@ func fingerprintList(keys []Key) []string {
 func parseNamedKeys(keys, names []string) ([]Key, *Error) {
 	out := make([]Key, 0, len(keys))
 	for i, s := range keys {
-		k, err := parseKey(s)
+		source := names[i]
+		if source == keyFileEnv || source == previousKeyFileEnv {
+			source = "the key in " + source
+		}
+		k, err := parseKeyFrom(s, source)
 		if err != nil {
 			code := err.Code
 			if i > 0 {
 				code = CodeInvalidMedianKey
 			}
-			return nil, errorf(code, "%s: %s", names[i], err.Message)
+			return nil, errorf(code, "%s", err.Message)
 		}
 		out = append(out, k)
 	}
