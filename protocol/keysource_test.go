@@ -126,6 +126,10 @@ func TestKeyFileSymlinkSwap(t *testing.T) {
 	h, log, err := newFileHandler(t)
 	require.NoError(t, err)
 	require.True(t, accepts(h, testKey))
+	start := log.find(t, "median: keys in force")
+	require.Len(t, start, 1, "the keys the server starts with are logged, by fingerprint")
+	assert.Equal(t, keyFileEnv, start[0]["source"])
+	assert.Equal(t, []any{mustParseKey(testKey).st.fingerprint}, start[0]["keys"])
 
 	version("..v2", otherKey)
 	require.NoError(t, os.Symlink("..v2", filepath.Join(dir, "..data_tmp")))
