@@ -175,7 +175,7 @@ func (k Key) matches(ts string, body []byte, first *[32]byte, more [][32]byte) b
 func parseKeys(keys []string) ([]Key, []string, *Error) {
 	names := make([]string, len(keys))
 	for i := range keys {
-		names[i] = fmt.Sprintf("key %d of %d", i+1, len(keys))
+		names[i] = fmt.Sprintf("Config.Keys[%d]", i)
 	}
 	if len(keys) == 0 {
 		keys, names = []string{os.Getenv(keyEnv)}, []string{keyEnv}
@@ -187,7 +187,7 @@ func parseKeys(keys []string) ([]Key, []string, *Error) {
 		out, err := parseNamedKeys(keys, names)
 		return out, names, err
 	}
-	k, err := parseKey(keys[0])
+	k, err := parseKeyFrom(keys[0], names[0])
 	if err != nil {
 		return nil, nil, err
 	}

@@ -535,6 +535,18 @@ func TestKeyErrorsNameTheirSource(t *testing.T) {
 		require.ErrorIs(t, err, CodeInvalidMedianKey)
 		assert.Contains(t, err.Error(), "MEDIAN_KEY_PREVIOUS is not usable: it has 5 characters")
 	})
+	t.Run("Config.Keys", func(t *testing.T) {
+		log, _ := newLogger()
+		_, err := New(Config{Logger: log, Keys: []string{"short"}})
+		require.ErrorIs(t, err, CodeInvalidMedianKey)
+		assert.Contains(t, err.Error(), "Config.Keys[0] is not usable: it has 5 characters")
+		_, err = New(Config{Logger: log, Keys: []string{testKey, "mk_a b"}})
+		require.ErrorIs(t, err, CodeInvalidMedianKey)
+		assert.Contains(t, err.Error(), "Config.Keys[1] is not usable: it has 6 characters")
+		_, err = New(Config{Logger: log, Keys: []string{""}})
+		require.ErrorIs(t, err, CodeMissingSecret)
+		assert.Contains(t, err.Error(), "Config.Keys[0] is empty")
+	})
 	t.Run("KeySource", func(t *testing.T) {
 		log, _ := newLogger()
 		h, err := New(Config{Logger: log, KeySource: func(context.Context) ([]string, error) { return []string{"", testKey}, nil }})
