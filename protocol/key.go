@@ -69,22 +69,29 @@ func ParseKey(key string) (Key, error) {
 }
 
 // parseKey is ParseKey with a typed error.
-func parseKey(key string) (Key, *Error) {
+func parseKey(key string) (Key, *Error) { return parseKeyFrom(key, keyEnv) }
+
+// parseKeyFrom is parseKey for a key that came from source ("MEDIAN_KEY",
+// "the key in MEDIAN_KEY_FILE", …), which its errors name.
+func parseKeyFrom(key, source string) (Key, *Error) {
 	key = strings.TrimSpace(key)
 	if key == "" {
+		if source != keyEnv {
+			return Key{}, errorf(CodeMissingSecret, "%s is empty: give the key from Median's dashboard", source)
+		}
 		return Key{}, errorf(CodeMissingSecret, "no MEDIAN_KEY configured: set the %s environment variable (or Config.Keys) to the key from Median's dashboard", keyEnv)
 	}
 	if n := len(key); n < minKeyLength {
-		return Key{}, errorf(CodeInvalidMedianKey, "MEDIAN_KEY is not usable: it has %d characters, at least %d are needed; copy the whole key from Median's dashboard", n, minKeyLength)
+		return Key{}, errorf(CodeInvalidMedianKey, "%s is not usable: it has %d characters, at least %d are needed; copy the whole key from Median's dashboard", source, n, minKeyLength)
 	}
 	for i := 0; i < len(key); i++ {
 		if c := key[i]; c < 0x21 || c > 0x7e {
-			return Key{}, errorf(CodeInvalidMedianKey, "MEDIAN_KEY is not usable: character %d is not visible ASCII (0x21-0x7E); check for stray quotes, spaces or non-ASCII characters", i+1)
+			return Key{}, errorf(CodeInvalidMedianKey, "%s is not usable: character %d is not visible ASCII (0x21-0x7E); check for stray quotes, spaces or non-ASCII characters", source, i+1)
 		}
 	}
 	secret, err := deriveSecret(key)
 	if err != nil { // HKDF refuses only lengths it cannot produce: not 32 bytes
-		return Key{}, newError(CodeInvalidMedianKey, "MEDIAN_KEY is not usable: the signing secret could not be derived")
+		return Key{}, errorf(CodeInvalidMedianKey, "%s is not usable: the signing secret could not be derived", source)
 	}
 	sum := sha256.Sum256(secret)
 	st := &keyState{secret: secret, fingerprint: "mk_" + hex.EncodeToString(sum[:6])}
@@ -168,7 +175,7 @@ func (k Key) matches(ts string, body []byte, first *[32]byte, more [][32]byte) b
 func parseKeys(keys []string) ([]Key, []string, *Error) {
 	names := make([]string, len(keys))
 	for i := range keys {
-		names[i] = fmt.Sprintf("key %d of %d", i+1, len(keys))
+		names[i] = fmt.Sprintf("Config.Keys[%d]", i)
 	}
 	if len(keys) == 0 {
 		keys, names = []string{os.Getenv(keyEnv)}, []string{keyEnv}
@@ -180,7 +187,7 @@ func parseKeys(keys []string) ([]Key, []string, *Error) {
 		out, err := parseNamedKeys(keys, names)
 		return out, names, err
 	}
-	k, err := parseKey(keys[0])
+	k, err := parseKeyFrom(keys[0], names[0])
 	if err != nil {
 		return nil, nil, err
 	}

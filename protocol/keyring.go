@@ -11,7 +11,7 @@ import "time"
 type keyring struct {
 	keys []Key
 	// names[i] says where keys[i] came from ("MEDIAN_KEY",
-	// "MEDIAN_KEY_PREVIOUS_FILE", "key 2 of 2"), for the log and diagnostics.
+	// "MEDIAN_KEY_PREVIOUS_FILE", "Config.Keys[1]"), for the log and diagnostics.
 	names []string
 	// err is set when no usable key is in force: every request is answered
 	// 500 with it.

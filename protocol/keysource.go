@@ -243,9 +243,11 @@ func (r *keyReader) apply(ctx context.Context, got readKeys) {
 	}
 	next := newKeyring(keys, got.names, prev)
 	h.keys.Store(next)
-	if prev != nil {
-		h.cfg.Logger.InfoContext(ctx, "median: new keys in force", "source", r.src.name, "keys", fingerprintList(keys))
+	msg := "median: new keys in force"
+	if prev == nil || prev.err != nil {
+		msg = "median: keys in force" // the first usable read: the log shows which keys the server started with
 	}
+	h.cfg.Logger.InfoContext(ctx, msg, "source", r.src.name, "keys", fingerprintList(keys))
 }
 
 // digestRead is a digest of what a read gave: the keys, or the failure.
@@ -284,13 +286,17 @@ func fingerprintList(keys []Key) []string {
 func parseNamedKeys(keys, names []string) ([]Key, *Error) {
 	out := make([]Key, 0, len(keys))
 	for i, s := range keys {
-		k, err := parseKey(s)
+		source := names[i]
+		if source == keyFileEnv || source == previousKeyFileEnv {
+			source = "the key in " + source
+		}
+		k, err := parseKeyFrom(s, source)
 		if err != nil {
 			code := err.Code
 			if i > 0 {
 				code = CodeInvalidMedianKey
 			}
-			return nil, errorf(code, "%s: %s", names[i], err.Message)
+			return nil, errorf(code, "%s", err.Message)
 		}
 		out = append(out, k)
 	}

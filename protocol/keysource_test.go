@@ -126,6 +126,10 @@ func TestKeyFileSymlinkSwap(t *testing.T) {
 	h, log, err := newFileHandler(t)
 	require.NoError(t, err)
 	require.True(t, accepts(h, testKey))
+	start := log.find(t, "median: keys in force")
+	require.Len(t, start, 1, "the keys the server starts with are logged, by fingerprint")
+	assert.Equal(t, keyFileEnv, start[0]["source"])
+	assert.Equal(t, []any{mustParseKey(testKey).st.fingerprint}, start[0]["keys"])
 
 	version("..v2", otherKey)
 	require.NoError(t, os.Symlink("..v2", filepath.Join(dir, "..data_tmp")))
@@ -500,4 +504,55 @@ func TestVerifiedCounters(t *testing.T) {
 	require.Equal(t, CodeInvalidSignature, codeFor(h, strings.Repeat("z", 40)))
 	r := h.keyring()
 	assert.Equal(t, []int64{1, 3}, []int64{r.keys[0].st.verified.Load(), r.keys[1].st.verified.Load()})
+}
+
+// TestKeyErrorsNameTheirSource: an unusable key's error names where it came
+// from (the file, the previous key, a KeySource key), never MEDIAN_KEY for
+// a key that did not come from MEDIAN_KEY.
+func TestKeyErrorsNameTheirSource(t *testing.T) {
+	t.Run("key file", func(t *testing.T) {
+		current, _ := keyFiles(t)
+		writeFile(t, current, testKey[:20])
+		_, _, err := newFileHandler(t)
+		require.ErrorIs(t, err, CodeInvalidMedianKey)
+		assert.Contains(t, err.Error(), "the key in MEDIAN_KEY_FILE is not usable: it has 20 characters")
+		assert.NotContains(t, err.Error(), "MEDIAN_KEY is not usable")
+	})
+	t.Run("previous key file", func(t *testing.T) {
+		current, previous := keyFiles(t)
+		writeFile(t, current, testKey)
+		writeFile(t, previous, "short")
+		_, _, err := newFileHandler(t)
+		require.ErrorIs(t, err, CodeInvalidMedianKey)
+		assert.Contains(t, err.Error(), "the key in MEDIAN_KEY_PREVIOUS_FILE is not usable: it has 5 characters")
+	})
+	t.Run("MEDIAN_KEY_PREVIOUS", func(t *testing.T) {
+		t.Setenv(keyFileEnv, "")
+		t.Setenv(keyEnv, testKey)
+		t.Setenv(previousKeyEnv, "short")
+		log, _ := newLogger()
+		_, err := New(Config{Logger: log})
+		require.ErrorIs(t, err, CodeInvalidMedianKey)
+		assert.Contains(t, err.Error(), "MEDIAN_KEY_PREVIOUS is not usable: it has 5 characters")
+	})
+	t.Run("Config.Keys", func(t *testing.T) {
+		log, _ := newLogger()
+		_, err := New(Config{Logger: log, Keys: []string{"short"}})
+		require.ErrorIs(t, err, CodeInvalidMedianKey)
+		assert.Contains(t, err.Error(), "Config.Keys[0] is not usable: it has 5 characters")
+		_, err = New(Config{Logger: log, Keys: []string{testKey, "mk_a b"}})
+		require.ErrorIs(t, err, CodeInvalidMedianKey)
+		assert.Contains(t, err.Error(), "Config.Keys[1] is not usable: it has 6 characters")
+		_, err = New(Config{Logger: log, Keys: []string{""}})
+		require.ErrorIs(t, err, CodeMissingSecret)
+		assert.Contains(t, err.Error(), "Config.Keys[0] is empty")
+	})
+	t.Run("KeySource", func(t *testing.T) {
+		log, _ := newLogger()
+		h, err := New(Config{Logger: log, KeySource: func(context.Context) ([]string, error) { return []string{"", testKey}, nil }})
+		require.NotNil(t, h)
+		t.Cleanup(func() { require.NoError(t, h.Close()) })
+		require.ErrorIs(t, err, CodeMissingSecret)
+		assert.Contains(t, err.Error(), "Config.KeySource key 1 of 2 is empty")
+	})
 }

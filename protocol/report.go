@@ -26,6 +26,8 @@ import (
 // report's wire form. It never holds a key, a secret, a MAC, a visitor
 // field, an input, a result or a transport detail.
 type Report struct {
+	// Service says which library and Go build answer, since when and the
+	// server's clock.
 	Service struct {
 		Library string    `json:"library"` // "median-go v0.4.0", or "median-go (devel)" for a build from source
 		Go      string    `json:"go"`      // the Go version the server was built with
@@ -33,6 +35,7 @@ type Report struct {
 		Now     time.Time `json:"now"`     // the server clock, UTC
 	} `json:"service"`
 
+	// Clock compares the server's clock with the request's.
 	Clock struct {
 		// SkewMs is the server clock minus the t of the diagnostics
 		// request, in milliseconds (positive: the server is ahead); 0 in
@@ -67,6 +70,8 @@ type Report struct {
 		MaxSkewMs int64     `json:"maxSkewMs,omitzero"`
 	} `json:"refused"`
 
+	// Store is the replay store (Config.Store): its kind, a probe's
+	// result and the counts of what it could not do.
 	Store struct {
 		// Kind is "memory", "redis", "postgres", "custom" (a store without
 		// a Kind method) or "none" (replay protection disabled).
@@ -82,6 +87,8 @@ type Report struct {
 		BudgetBytes   *int64 `json:"budgetBytes,omitempty"` // the in-memory store's, with UsedBytes
 	} `json:"store"`
 
+	// Manifest is the tool list GET answers (§6): its SHA-256, to compare
+	// with what Median synced, and when it was last fetched.
 	Manifest struct {
 		SHA256     string    `json:"sha256"`              // of Bytes, in hex
 		Tools      int       `json:"tools"`               // how many tools it lists

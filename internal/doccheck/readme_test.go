@@ -10,10 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/median-go/median/conformance"
 	"github.com/median-go/median/protocol"
 )
 
@@ -183,5 +186,23 @@ func TestReadmeRunsTheTestsAsCIDoes(t *testing.T) {
 	}
 	if !strings.Contains(string(readme), "\ngo run ./examples/gin ") {
 		t.Error("README.md does not give the command that runs the main example: go run ./examples/gin")
+	}
+}
+
+// TestReadmeTally: the tally the README shows for mediancheck against the
+// gin example with its samples is the one it prints: every case but the 4
+// that cannot apply to a deployed example (the 3 key cases, which rebuild
+// the endpoint, and execution/panic, which needs a tool that panics).
+func TestReadmeTally(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^# (\d+) passed, 0 failed$`).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal(`README.md: no "# N passed, 0 failed" line under the mediancheck command`)
+	}
+	if want := strconv.Itoa(len(conformance.Cases()) - 4); string(m[1]) != want {
+		t.Errorf("README.md says %s passed; mediancheck against the example passes %s: update the line", m[1], want)
 	}
 }

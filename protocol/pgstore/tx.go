@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/median-go/median/protocol"
 )
@@ -117,6 +118,9 @@ func (s *Store) RunClaimed(ctx context.Context, key, fingerprint string, lease, 
 		err = errors.New("the call's row was not there to keep its answer")
 	}
 	if err != nil {
+		if commit && sqlState(err) == "25P02" {
+			err = fmt.Errorf("a statement the tool ran in pgstore.Tx failed and the tool returned a result all the same, so PostgreSQL had aborted the transaction: return that statement's error, or run it in a savepoint of its own (tx.Begin) to carry on after it: %w", err)
+		}
 		return protocol.ClaimAcquired, nil, s.fail(endCtx, "keep the answer in", err)
 	}
 	ended = true
@@ -146,4 +150,13 @@ func (c call) keep(answer []byte, ttl time.Duration) string {
 	return "UPDATE " + c.table + " SET answer = " + byteaLiteral(answer) +
 		", expires_at = clock_timestamp() + interval '" + strconv.FormatInt(ttl.Milliseconds(), 10) + " milliseconds' " +
 		"WHERE call_key = " + c.key + " AND fingerprint = " + c.fp + ";"
+}
+
+// sqlState returns the SQLSTATE of a PostgreSQL error in err's chain, or "".
+func sqlState(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package pgstore_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -186,6 +187,25 @@ func TestFailedCommitSendsNoResult(t *testing.T) {
 	require.Contains(t, string(resp.Body), `"status":"cancelled"`, "the next copy runs and commits: %s", resp.Body)
 	require.Equal(t, 1, b.cancellations(t, id))
 	require.Equal(t, int64(2), b.runs.Load())
+}
+
+// TestFailedStatementIsNamedInTheLog: when the commit fails because the
+// tool went on after a failed statement, the log says so and what to do,
+// not only PostgreSQL's "current transaction is aborted".
+func TestFailedStatementIsNamedInTheLog(t *testing.T) {
+	b := newBench(t)
+	var log bytes.Buffer
+	h, err := protocol.New(protocol.Config{
+		Keys:   []string{storetest.Key},
+		Store:  newStore(t, newPool(t, b.srv.URL), b.opts),
+		Logger: slog.New(slog.NewTextHandler(&log, nil)),
+		Tools:  []*protocol.Tool{b.cancelOrder()},
+	})
+	require.NoError(t, err)
+	resp := serve(h, signed(t, "cancel_order", storetest.NewID(), cancelInput{OrderID: "A-1001", Then: "break"}))
+	require.Contains(t, string(resp.Body), `"code":"execution_failed"`, "%s", resp.Body)
+	assert.Contains(t, log.String(), "a statement the tool ran in pgstore.Tx failed and the tool returned a result all the same")
+	assert.Contains(t, log.String(), "SQLSTATE 25P02", "PostgreSQL's own error stays in the chain")
 }
 
 func TestCopyWaitsForTheCommit(t *testing.T) {

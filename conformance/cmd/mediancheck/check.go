@@ -35,7 +35,7 @@ func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		skew        = fs.Duration("clock-skew", 5*time.Second, "margin left for clock skew at the edges of the 5-minute window")
 	)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: mediancheck -url URL [flags]   (key from $MEDIAN_KEY)\n       mediancheck call -url URL -tool NAME -input JSON [flags]\n       mediancheck diagnostics -url URL [-key-env NAME]\n\n")
+		fmt.Fprintf(stderr, "usage: mediancheck -url URL [flags]   (key from $MEDIAN_KEY)\n       mediancheck call -url URL -tool NAME -input JSON [flags]\n       mediancheck manifest -url URL\n       mediancheck diagnostics -url URL [-key-env NAME]\n       mediancheck inspect -url URL [-listen 127.0.0.1:PORT]\n(each subcommand takes -h)\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -125,6 +125,9 @@ type diagnosticsReport struct {
 		Verified     int64
 		LastVerified string
 	}
+	KeyRead *struct {
+		Source, Code, At string
+	}
 	Refused map[string]struct {
 		Count     int64
 		Last      string
@@ -262,6 +265,9 @@ func readReport(r diagnosticsReport, fp, keyEnv string) []finding {
 	}
 	if !signing && len(r.Keys) > 0 {
 		out = append(out, problemf("the key in $%s (%s) is not among the keys in force, though the request verified", keyEnv, fp))
+	}
+	if k := r.KeyRead; k != nil {
+		out = append(out, problemf("the newest read of %s, at %s, gave no usable key (%s): the keys above stay in force until a read gives one; the server's log says what is wrong", k.Source, k.At, k.Code))
 	}
 
 	codes := make([]string, 0, len(r.Refused))

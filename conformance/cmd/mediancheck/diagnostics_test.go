@@ -136,6 +136,7 @@ func TestReadReport(t *testing.T) {
 	}{"mk_0d9e41aa03c2", 40, "2026-11-28T09:00:00Z"})
 	skew := int64(-90_000)
 	r.Clock.SkewMs = &skew
+	r.KeyRead = &struct{ Source, Code, At string }{"MEDIAN_KEY_FILE", "invalid_median_key", "2026-12-01T13:39:58Z"}
 	text := ""
 	for _, f := range readReport(r, "mk_5a5c87525bb5", "MEDIAN_KEY") {
 		text += fmt.Sprintln(f.problem, f.text)
@@ -146,6 +147,7 @@ func TestReadReport(t *testing.T) {
 	assert.Contains(t, text, "true key 1 of 1 (mk_0d9e41aa03c2) last verified a request 76h40m0s ago: Median seems to have stopped using it")
 	assert.Contains(t, text, "true the key in $MEDIAN_KEY (mk_5a5c87525bb5) is not among the keys in force")
 	assert.Contains(t, text, "true your server's clock is 1 min 30 s behind this machine's")
+	assert.Contains(t, text, "true the newest read of MEDIAN_KEY_FILE, at 2026-12-01T13:39:58Z, gave no usable key (invalid_median_key)")
 
 	off := readAnswer(200, "", time.Now(), []byte(`{"error":{"code":"diagnostics_unsupported","message":"off"}}`), "mk_x", "MEDIAN_KEY")
 	require.Len(t, off, 1)

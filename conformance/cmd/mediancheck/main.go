@@ -58,7 +58,8 @@
 // Ask for the diagnostics report (docs/PROTOCOL.md §10), print it and read
 // it: the clock skew ("your server's clock is 6 min ahead of this
 // machine's: check NTP on the server"), keys Median no longer signs with,
-// refusals, an unreachable store, failing tools. It exits 1 when it finds
+// a key file or KeySource whose newest read failed, refusals, an
+// unreachable store, failing tools. It exits 1 when it finds
 // a problem:
 //
 //	mediancheck diagnostics -url URL

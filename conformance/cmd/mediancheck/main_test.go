@@ -189,6 +189,10 @@ func TestListAndUsage(t *testing.T) {
 	for _, c := range conformance.Cases() {
 		assert.Contains(t, out, c.ID)
 	}
+	_, _, help := runCmd("-h")
+	for _, sub := range []string{"call", "manifest", "diagnostics", "inspect"} {
+		assert.Contains(t, help, "mediancheck "+sub+" -url URL", "the usage lists every subcommand")
+	}
 
 	tests := []struct {
 		name string
