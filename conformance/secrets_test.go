@@ -19,33 +19,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/internal/testsupport"
 	"github.com/median-go/median/protocol"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the suite's concurrent requests.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestNoSecretsAcrossTheConformanceRun runs the whole suite against the core
 // with Debug logging and checks that no answer and no log line carries the
 // key, its derived secret or any MAC the server computed for the requests
 // it received (docs/PROTOCOL.md §7: answers never carry them).
 func TestNoSecretsAcrossTheConformanceRun(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &testsupport.Buffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h := newHandler(t, testKey, func(cfg *protocol.Config) { cfg.Logger = logger })
 

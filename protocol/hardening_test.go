@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/median-go/median/internal/testsupport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -273,7 +274,7 @@ func TestLateDiagnosticsDoNotLeak(t *testing.T) {
 // leave no goroutine behind; the panic value stays in the log.
 func TestPanicsAreAnsweredWithoutLeaks(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	var logs hardLogBuffer
+	var logs testsupport.Buffer
 	panicky := NewTool("panicky", RiskLow, "Panics.",
 		func(ctx context.Context, call ToolCall[hardIn]) (any, error) {
 			panic("secret internal state " + call.Input.OrderID)
@@ -303,24 +304,6 @@ func TestPanicsAreAnsweredWithoutLeaks(t *testing.T) {
 	}
 }
 
-// hardLogBuffer collects log output; safe for concurrent use.
-type hardLogBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *hardLogBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *hardLogBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // hardSecretForms returns every form in which key could leak: the key, its
 // derived secret in hex (both cases) and base64.
 func hardSecretForms(t *testing.T, key string) []string {
@@ -348,7 +331,7 @@ func hardMACs(ts time.Time, body []byte, keys ...string) []string {
 // identifies a key.
 func TestNoSecretInAnswersOrLogs(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	var logs hardLogBuffer
+	var logs testsupport.Buffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var h *Handler
 	lookup := NewTool("lookup_order", RiskLow, "Looks up an order.",
@@ -484,7 +467,7 @@ func (panickyError) Unwrap() []error { return nil }
 // Serve.
 func TestDiagnosticsErrorMethodsPanic(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	var logs hardLogBuffer
+	var logs testsupport.Buffer
 	h := hardNew(t, Config{
 		Logger:             slog.New(slog.NewJSONHandler(&logs, nil)),
 		DiagnosticsReplace: func(ctx context.Context) (any, error) { return nil, panickyError{} },

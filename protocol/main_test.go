@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/median-go/median/internal/testsupport"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -48,22 +48,7 @@ const otherKey = "mk_other_ZYXWVUTSRQPONMLKJIHGFEDCBA98765"
 var testNow = time.UnixMilli(1_767_225_600_000)
 
 // logBuffer collects a Handler's JSON log lines; safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type logBuffer struct{ testsupport.Buffer }
 
 // lines decodes every JSON log line.
 func (b *logBuffer) lines(t testing.TB) []map[string]any {

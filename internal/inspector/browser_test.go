@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
+	"github.com/median-go/median/internal/testsupport"
 )
 
 // chromium returns a browser context driving a fresh headless Chromium.
@@ -29,11 +30,7 @@ func chromium(t *testing.T) context.Context {
 		path, err = exec.LookPath("/usr/bin/chromium")
 	}
 	if err != nil {
-		msg := "Chromium is not installed: apt-get install chromium (Debian's package) to run the browser tests"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testsupport.Missing(t, "Chromium is not installed: apt-get install chromium (Debian's package) to run the browser tests")
 	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(t.Context(),
 		chromedp.ExecPath(path),

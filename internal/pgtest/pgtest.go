@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/median-go/median/internal/testsupport"
 )
 
 // installLine is what to run when PostgreSQL is missing.
@@ -52,12 +54,7 @@ type Server struct {
 // missing skips the test with the install line, or fails it when CI=true.
 func missing(t testing.TB, what string) {
 	t.Helper()
-	msg := what + " (" + installLine + ")"
-	if os.Getenv("CI") == "true" {
-		t.Fatal("pgtest: " + msg + ": CI must run the PostgreSQL tests, so .ci/run installs the package")
-		return
-	}
-	t.Skip("pgtest: " + msg + ": skipping a test that needs its own PostgreSQL")
+	testsupport.Missing(t, "pgtest: "+what+" ("+installLine+")")
 }
 
 // binDir returns the bin directory of the newest PostgreSQL installed

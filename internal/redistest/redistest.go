@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/median-go/median/internal/testsupport"
 )
 
 // URLEnv names the environment variable that points the tests at a Redis
@@ -38,15 +40,10 @@ func URL(t testing.TB) string {
 	return ""
 }
 
-// missing skips the test for want of Redis, or fails it when CI=true: CI
-// must run the Redis tests, so .ci/run installs and starts redis-server.
+// missing skips the test for want of Redis, or fails it when CI=true.
 func missing(t testing.TB, msg string) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal("redistest: " + msg + " (CI=true: .ci/run must install and start redis-server)")
-		return
-	}
-	t.Skip("redistest: " + msg)
+	testsupport.Missing(t, "redistest: "+msg)
 }
 
 // ping sends PING to a Redis server at addr and expects +PONG.

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/median-go/median/internal/testsupport"
 	"github.com/median-go/median/protocol"
 	"github.com/median-go/median/protocol/pgstore"
 	"github.com/median-go/median/protocol/storetest"
@@ -89,7 +90,7 @@ func TestInstanceKilledInsideTheTransaction(t *testing.T) {
 	b := newBench(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), instanceEnv+"="+b.srv.URL, instanceTableEnv+"="+b.opts.Table)
-	stderr := &syncBuffer{} // written by exec's copying goroutine
+	stderr := &testsupport.Buffer{} // written by exec's copying goroutine
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)

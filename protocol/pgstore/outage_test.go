@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/median-go/median/internal/pgtest"
+	"github.com/median-go/median/internal/testsupport"
 	"github.com/median-go/median/protocol"
 	"github.com/median-go/median/protocol/pgstore"
 	"github.com/median-go/median/protocol/storetest"
@@ -39,33 +38,16 @@ type outage struct {
 	holds         atomic.Int64  // runs of hold_order
 	entered       chan struct{} // hold_order has written in its transaction
 	release       chan struct{} // closed to let hold_order return
-	logs          *syncBuffer
+	logs          *testsupport.Buffer
 	pool          *pgxpool.Pool
 	lastID        string // the toolCallId of the last call
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // newOutage starts a server and a Handler on it. The pool keeps pgx's
 // defaults: the store deadline alone must bound each call.
 func newOutage(t *testing.T) *outage {
 	t.Helper()
-	o := &outage{srv: pgtest.Start(t), logs: &syncBuffer{}, entered: make(chan struct{}, 4), release: make(chan struct{})}
+	o := &outage{srv: pgtest.Start(t), logs: &testsupport.Buffer{}, entered: make(chan struct{}, 4), release: make(chan struct{})}
 	pool, err := pgxpool.New(context.Background(), o.srv.URL)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/median-go/median/internal/testsupport"
 	"github.com/median-go/median/protocol"
 	"github.com/median-go/median/protocol/ratelimit"
 	"github.com/stretchr/testify/assert"
@@ -327,7 +328,7 @@ func (f *failing) Allow(ctx context.Context, _ string, _ ratelimit.Limit) (bool,
 func TestBackendFailureFailsOpen(t *testing.T) {
 	for _, block := range []bool{false, true} {
 		t.Run(fmt.Sprint("block=", block), func(t *testing.T) {
-			var logs syncBuffer
+			var logs testsupport.Buffer
 			backend := &failing{block: block}
 			e := newEndpoint(t, mustNew(t, ratelimit.Config{Limit: ratelimit.Limit{Calls: 1, Per: time.Minute}, Backend: backend,
 				Timeout: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
@@ -344,23 +345,6 @@ func TestBackendFailureFailsOpen(t *testing.T) {
 			assert.Equal(t, 1, bytes.Count([]byte(logs.String()), []byte("runs unlimited")), "logged once, then at most every 10 s")
 		})
 	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func TestInWords(t *testing.T) {

@@ -1,19 +1,18 @@
 package redisstore_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/median-go/median/internal/redistest"
+	"github.com/median-go/median/internal/testsupport"
 	"github.com/median-go/median/protocol"
 	"github.com/median-go/median/protocol/redisstore"
 	"github.com/median-go/median/protocol/storetest"
@@ -37,25 +36,7 @@ type outage struct {
 	h     *protocol.Handler
 	runs  atomic.Int64
 	looks atomic.Int64 // runs of the read-only lookup_order
-	logs  *syncBuffer
-}
-
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	logs  *testsupport.Buffer
 }
 
 type orderInput struct {
@@ -68,7 +49,7 @@ type orderInput struct {
 // bound the call.
 func newOutage(t *testing.T) *outage {
 	t.Helper()
-	o := &outage{srv: redistest.Start(t), logs: &syncBuffer{}}
+	o := &outage{srv: redistest.Start(t), logs: &testsupport.Buffer{}}
 	c := redis.NewClient(&redis.Options{Addr: o.srv.Addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = c.Close() })
 	store, err := redisstore.New(c, redisstore.Options{})

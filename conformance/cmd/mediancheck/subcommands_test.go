@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/median-go/median/examples/catalog"
+	"github.com/median-go/median/internal/testsupport"
 )
 
 // example runs the catalog example app with testKey and records every
@@ -233,7 +234,7 @@ func TestInspect(t *testing.T) {
 	old := interrupted
 	interrupted = func() (context.Context, context.CancelFunc) { return ctx, cancel }
 	defer func() { interrupted = old }()
-	out := &syncBuffer{}
+	out := &testsupport.Buffer{}
 	done := make(chan int)
 	go func() { done <- run([]string{"inspect", "-url", ex.URL}, out, io.Discard, env) }()
 	var page string
@@ -255,22 +256,4 @@ func TestInspect(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("inspect did not stop")
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,22 +1,19 @@
 package redislimit_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/median-go/median/internal/redistest"
+	"github.com/median-go/median/internal/testsupport"
 	"github.com/median-go/median/protocol"
 	"github.com/median-go/median/protocol/ratelimit"
 	"github.com/median-go/median/protocol/ratelimit/redislimit"
@@ -35,12 +32,9 @@ const (
 )
 
 // startRedis starts a redis-server for the test; a missing binary fails
-// the test under CI=true and skips it elsewhere.
+// the test under CI=true and skips it elsewhere (redistest.Start).
 func startRedis(t *testing.T) *redistest.Server {
 	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil && os.Getenv("CI") == "true" {
-		t.Fatal("redis-server is not installed (apt-get install redis-server); CI=true requires it")
-	}
 	return redistest.Start(t)
 }
 
@@ -73,14 +67,14 @@ func newClient(t *testing.T, addr string) (*redis.Client, *commands) {
 type instance struct {
 	h    *protocol.Handler
 	runs atomic.Int64
-	logs *syncBuffer
+	logs *testsupport.Buffer
 }
 
 func newInstance(t *testing.T, client redis.UniversalClient, limit ratelimit.Limit) *instance {
 	t.Helper()
 	backend, err := redislimit.New(client, redislimit.Options{Prefix: "test:" + t.Name() + ":"})
 	require.NoError(t, err)
-	in := &instance{logs: &syncBuffer{}}
+	in := &instance{logs: &testsupport.Buffer{}}
 	ic, err := ratelimit.New(ratelimit.Config{Limit: limit, Backend: backend, Timeout: limitTimeout,
 		Logger: slog.New(slog.NewTextHandler(in.logs, nil))})
 	require.NoError(t, err)
@@ -234,21 +228,4 @@ func unusedAddr(t *testing.T) string {
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
 	return addr
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,4 +1,4 @@
-package pgtest
+package testsupport
 
 import (
 	"fmt"
@@ -17,19 +17,19 @@ func (r *recorder) Helper()           {}
 func (r *recorder) Fatal(args ...any) { r.fatal = fmt.Sprint(args...) }
 func (r *recorder) Skip(args ...any)  { r.skip = fmt.Sprint(args...) }
 
-// TestMissingFailsInCI: a missing server skips locally with the install
-// line and fails when CI=true.
+// TestMissingFailsInCI: a missing component skips locally with the
+// install line and fails when CI=true.
 func TestMissingFailsInCI(t *testing.T) {
 	t.Setenv("CI", "")
 	local := &recorder{TB: t}
-	missing(local, "not installed (apt-get install x)")
+	Missing(local, "not installed (apt-get install x)")
 	if local.fatal != "" || !strings.Contains(local.skip, "apt-get install") {
 		t.Fatalf("locally: want a skip with the install line, got fatal %q, skip %q", local.fatal, local.skip)
 	}
 	t.Setenv("CI", "true")
 	ci := &recorder{TB: t}
-	missing(ci, "not installed (apt-get install x)")
-	if ci.skip != "" || !strings.Contains(ci.fatal, "not installed") {
+	Missing(ci, "not installed (apt-get install x)")
+	if ci.skip != "" || !strings.Contains(ci.fatal, "not installed") || !strings.Contains(ci.fatal, "CI=true") {
 		t.Fatalf("with CI=true: want a failure, got fatal %q, skip %q", ci.fatal, ci.skip)
 	}
 }

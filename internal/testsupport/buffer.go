@@ -1,0 +1,28 @@
+package testsupport
+
+import (
+	"bytes"
+	"sync"
+)
+
+// Buffer is a bytes.Buffer safe for concurrent writers and readers: give
+// it to a Handler, a store or a command as its log or output while the
+// test reads what was written so far with String.
+type Buffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p; it never fails.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
