@@ -87,6 +87,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/median-go/median/internal/redisopt"
 	"github.com/median-go/median/protocol"
 	"github.com/redis/go-redis/v9"
 )
@@ -130,27 +131,13 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 	if client == nil {
 		return nil, errors.New("median: redisstore: the client is nil")
 	}
-	if enabled, known := contextTimeoutEnabled(client); known && !enabled {
+	if enabled, known := redisopt.ContextTimeoutEnabled(client); known && !enabled {
 		return nil, ErrNoContextTimeout
 	}
 	if opts.Prefix == "" {
 		opts.Prefix = DefaultPrefix
 	}
 	return &Store{client: client, prefix: opts.Prefix}, nil
-}
-
-// contextTimeoutEnabled reports the client's ContextTimeoutEnabled, when
-// its type tells.
-func contextTimeoutEnabled(client redis.UniversalClient) (enabled, known bool) {
-	switch c := client.(type) {
-	case *redis.Client:
-		return c.Options().ContextTimeoutEnabled, true
-	case *redis.ClusterClient:
-		return c.Options().ContextTimeoutEnabled, true
-	case *redis.Ring:
-		return c.Options().ContextTimeoutEnabled, true
-	}
-	return false, false
 }
 
 // States of a stored value, its first byte.

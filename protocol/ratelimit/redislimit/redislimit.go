@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
+	"github.com/median-go/median/internal/redisopt"
 	"github.com/median-go/median/protocol/ratelimit"
 	"github.com/redis/go-redis/v9"
 )
@@ -63,27 +64,13 @@ func New(client redis.UniversalClient, opts Options) (*Backend, error) {
 	if client == nil {
 		return nil, errors.New("median: redislimit: the client is nil")
 	}
-	if enabled, known := contextTimeoutEnabled(client); known && !enabled {
+	if enabled, known := redisopt.ContextTimeoutEnabled(client); known && !enabled {
 		return nil, ErrNoContextTimeout
 	}
 	if opts.Prefix == "" {
 		opts.Prefix = DefaultPrefix
 	}
 	return &Backend{limiter: redis_rate.NewLimiter(client), prefix: opts.Prefix}, nil
-}
-
-// contextTimeoutEnabled reports the client's ContextTimeoutEnabled, when
-// its type tells.
-func contextTimeoutEnabled(client redis.UniversalClient) (enabled, known bool) {
-	switch c := client.(type) {
-	case *redis.Client:
-		return c.Options().ContextTimeoutEnabled, true
-	case *redis.ClusterClient:
-		return c.Options().ContextTimeoutEnabled, true
-	case *redis.Ring:
-		return c.Options().ContextTimeoutEnabled, true
-	}
-	return false, false
 }
 
 // Allow implements [ratelimit.Backend]: one round trip.
