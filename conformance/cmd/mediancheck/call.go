@@ -6,8 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -23,11 +21,8 @@ import (
 // error answer or one outside the contract, 2 on a usage error or when no
 // answer came.
 func runCall(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("mediancheck call", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs, ep := newFlagSet("mediancheck call", stderr, 30*time.Second, "bound each request")
 	var (
-		url          = fs.String("url", "", "the endpoint's URL, mount path included (required)")
-		keyEnv       = fs.String("key-env", "MEDIAN_KEY", "the environment variable holding the Median key")
 		tool         = fs.String("tool", "", "the tool's name (required)")
 		input        = fs.String("input", "{}", "the tool's input, a JSON object")
 		verified     = fs.Bool("verified", false, "the visitor is verified")
@@ -40,17 +35,13 @@ func runCall(args []string, stdout, stderr io.Writer, getenv func(string) string
 		id           = fs.String("id", "", "the toolCallId; give an earlier call's to send the identical body again (a replay)")
 		skew         = fs.Duration("skew", 0, "sign with a clock this far off (6m: ahead, -6m: behind), to see a stale signature refused")
 		curl         = fs.Bool("curl", false, "print a curl command that sends the same request")
-		timeout      = fs.Duration("timeout", 30*time.Second, "bound each request")
 	)
 	fs.Var(&approvedBy, "approved-by", `who approved the call (default: "A teammate" when the risk is reviewed or high, else none; "" sends none)`)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	switch {
-	case *url == "":
+	case ep.url == "":
 		fmt.Fprintln(stderr, "mediancheck call: -url is required")
 		return exitUsage
 	case *tool == "":
@@ -68,7 +59,7 @@ func runCall(args []string, stdout, stderr io.Writer, getenv func(string) string
 		fmt.Fprintf(stderr, "mediancheck call: -input must be a JSON object: %s\n", *input)
 		return exitUsage
 	}
-	client, ok := newClient(*url, *keyEnv, *timeout, getenv, stderr, "mediancheck call")
+	client, ok := ep.client(getenv, stderr)
 	if !ok {
 		return exitUsage
 	}
@@ -132,21 +123,6 @@ type optional struct {
 
 func (o *optional) String() string     { return o.value }
 func (o *optional) Set(s string) error { o.value, o.set = s, true; return nil }
-
-// newClient reads the key and returns a client for url; it prints why and
-// returns false when the key is missing or unusable.
-func newClient(url, keyEnv string, timeout time.Duration, getenv func(string) string, stderr io.Writer, cmd string) (*wire.Client, bool) {
-	key, ok := keyFrom(getenv, keyEnv, stderr)
-	if !ok {
-		return nil, false
-	}
-	k, err := protocol.ParseKey(key)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: the key in $%s is not usable: %v\n", cmd, keyEnv, err)
-		return nil, false
-	}
-	return &wire.Client{URL: url, Key: k, Timeout: timeout}, true
-}
 
 // printAnswer prints the status, timing and body of x, JSON indented.
 func printAnswer(w io.Writer, x wire.Exchange) {

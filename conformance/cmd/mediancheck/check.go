@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,11 +16,8 @@ import (
 
 // runCheck runs the suite against a URL.
 func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("mediancheck", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs, ep := newFlagSet("mediancheck", stderr, 15*time.Second, "bound each request")
 	var (
-		url         = fs.String("url", "", "the endpoint's URL, mount path included (required)")
-		keyEnv      = fs.String("key-env", "MEDIAN_KEY", "the environment variable holding the Median key")
 		list        = fs.Bool("list", false, "list the cases and exit")
 		runPattern  = fs.String("run", "", "run only the cases whose id matches this regular expression")
 		samples     = fs.String("samples", "", "a JSON file of tool samples; without it no tool is run")
@@ -31,18 +26,14 @@ func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		replay      = fs.Bool("replay", true, "the endpoint has replay protection (the library's default)")
 		jsonOut     = fs.String("json", "", "write the report as JSON to this file")
 		junitOut    = fs.String("junit", "", "write the report as JUnit XML to this file")
-		timeout     = fs.Duration("timeout", 15*time.Second, "bound each request")
 		skew        = fs.Duration("clock-skew", 5*time.Second, "margin left for clock skew at the edges of the 5-minute window")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: mediancheck -url URL [flags]   (key from $MEDIAN_KEY)\n       mediancheck call -url URL -tool NAME -input JSON [flags]\n       mediancheck manifest -url URL\n       mediancheck diagnostics -url URL [-key-env NAME]\n       mediancheck inspect -url URL [-listen 127.0.0.1:PORT]\n(each subcommand takes -h)\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "mediancheck: unexpected argument %q (subcommand \"call\" must come first)\n", fs.Arg(0))
@@ -58,15 +49,15 @@ func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		}
 		return exitOK
 	}
-	if *url == "" {
+	if ep.url == "" {
 		fmt.Fprintln(stderr, "mediancheck: -url is required: the endpoint's address with its mount path, e.g. https://example.com/api/median")
 		return exitUsage
 	}
-	key, ok := keyFrom(getenv, *keyEnv, stderr)
+	key, ok := keyFrom(getenv, ep.keyEnv, stderr)
 	if !ok {
 		return exitUsage
 	}
-	target := conformance.URLTarget(*url, key)
+	target := conformance.URLTarget(ep.url, key)
 	target.UserAgent = wire.UserAgent()
 	target.Replay = *replay
 	target.AllowSideEffects = *sideEffects
@@ -87,7 +78,7 @@ func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) strin
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	rep, err := conformance.Check(ctx, target, conformance.Options{Run: *runPattern, Timeout: *timeout})
+	rep, err := conformance.Check(ctx, target, conformance.Options{Run: *runPattern, Timeout: ep.timeout})
 	if err != nil {
 		fmt.Fprintf(stderr, "mediancheck: %v\n", err)
 		return exitUsage
@@ -100,7 +91,7 @@ func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		fmt.Fprintln(stdout, v.String())
 	}
 	fail := count(rep, "fail")
-	fmt.Fprintf(stdout, "\nchecked %s\n%s\n", *url, summary(rep))
+	fmt.Fprintf(stdout, "\nchecked %s\n%s\n", ep.url, summary(rep))
 	if na := notApplicable(rep); na != "" {
 		fmt.Fprintln(stdout, na)
 	}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,41 +19,27 @@ import (
 // keys no longer used, refusals, the store, failing tools. It exits 0 when
 // the report shows nothing wrong, 1 when it does or could not be read.
 func runDiagnostics(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("mediancheck diagnostics", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		url     = fs.String("url", "", "the endpoint's URL, mount path included (required)")
-		keyEnv  = fs.String("key-env", "MEDIAN_KEY", "the environment variable holding the Median key")
-		timeout = fs.Duration("timeout", 10*time.Second, "bound the request")
-	)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	fs, ep := newFlagSet("mediancheck diagnostics", stderr, 10*time.Second, "bound the request")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	switch {
-	case *url == "":
+	case ep.url == "":
 		fmt.Fprintln(stderr, "mediancheck diagnostics: -url is required")
 		return exitUsage
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "mediancheck diagnostics: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	raw, ok := keyFrom(getenv, *keyEnv, stderr)
+	key, ok := ep.key(getenv, stderr)
 	if !ok {
 		return exitUsage
 	}
-	key, err := protocol.ParseKey(raw)
-	if err != nil {
-		fmt.Fprintf(stderr, "mediancheck diagnostics: the key in $%s is not usable: %v\n", *keyEnv, err)
-		return exitUsage
-	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), ep.timeout)
 	defer cancel()
 	body := []byte(`{"op":"diagnostics"}`)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, *url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, bytes.NewReader(body))
 	if err != nil {
 		fmt.Fprintf(stderr, "mediancheck diagnostics: %v\n", err)
 		return exitUsage
@@ -86,7 +70,7 @@ func runDiagnostics(args []string, stdout, stderr io.Writer, getenv func(string)
 		fmt.Fprintln(stdout, string(answer))
 	}
 	fmt.Fprintln(stdout)
-	findings := readAnswer(resp.StatusCode, resp.Header.Get("Date"), sent, answer, key.Fingerprint(), *keyEnv)
+	findings := readAnswer(resp.StatusCode, resp.Header.Get("Date"), sent, answer, key.Fingerprint(), ep.keyEnv)
 	problems := 0
 	for _, f := range findings {
 		mark := "ok  "

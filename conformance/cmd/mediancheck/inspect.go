@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,29 +22,22 @@ var interrupted = func() (context.Context, context.CancelFunc) {
 // interrupted, printing the URL to open (its token included). It exits 2
 // on a usage error, such as a -listen that is not a loopback address.
 func runInspect(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("mediancheck inspect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs, ep := newFlagSet("mediancheck inspect", stderr, 30*time.Second, "bound each request to the endpoint")
 	var (
-		url     = fs.String("url", "", "the endpoint's URL, mount path included (required)")
-		keyEnv  = fs.String("key-env", "MEDIAN_KEY", "the environment variable holding the Median key")
-		listen  = fs.String("listen", inspector.DefaultListen, "the page's address: 127.0.0.1:PORT (0: a free port); only loopback addresses")
-		timeout = fs.Duration("timeout", 30*time.Second, "bound each request to the endpoint")
+		listen = fs.String("listen", inspector.DefaultListen, "the page's address: 127.0.0.1:PORT (0: a free port); only loopback addresses")
 	)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "mediancheck inspect: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	key, ok := keyFrom(getenv, *keyEnv, stderr)
+	key, ok := keyFrom(getenv, ep.keyEnv, stderr)
 	if !ok {
 		return exitUsage
 	}
-	s, err := inspector.New(inspector.Config{URL: *url, Key: key, Timeout: *timeout})
+	s, err := inspector.New(inspector.Config{URL: ep.url, Key: key, Timeout: ep.timeout})
 	if err != nil {
 		fmt.Fprintf(stderr, "mediancheck inspect: %v\n", err)
 		return exitUsage
@@ -64,7 +56,7 @@ func runInspect(args []string, stdout, stderr io.Writer, getenv func(string) str
 		defer cancel()
 		_ = srv.Shutdown(shut)
 	}()
-	fmt.Fprintf(stdout, "inspecting %s\nopen %s\n(the page signs with your key: the link is for you only; Ctrl-C stops it)\n", *url, s.PageURL(l.Addr()))
+	fmt.Fprintf(stdout, "inspecting %s\nopen %s\n(the page signs with your key: the link is for you only; Ctrl-C stops it)\n", ep.url, s.PageURL(l.Addr()))
 	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(stderr, "mediancheck inspect: %v\n", err)
 		return exitFailed

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -17,24 +15,15 @@ import (
 // tools, 1 when the answer is not a usable manifest, 2 on a usage error or
 // when no answer came.
 func runManifest(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("mediancheck manifest", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		url     = fs.String("url", "", "the endpoint's URL, mount path included (required)")
-		keyEnv  = fs.String("key-env", "MEDIAN_KEY", "the environment variable holding the Median key")
-		timeout = fs.Duration("timeout", 30*time.Second, "bound the request")
-	)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	fs, ep := newFlagSet("mediancheck manifest", stderr, 30*time.Second, "bound the request")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
-	if *url == "" {
+	if ep.url == "" {
 		fmt.Fprintln(stderr, "mediancheck manifest: -url is required")
 		return exitUsage
 	}
-	client, ok := newClient(*url, *keyEnv, *timeout, getenv, stderr, "mediancheck manifest")
+	client, ok := ep.client(getenv, stderr)
 	if !ok {
 		return exitUsage
 	}
@@ -46,7 +35,7 @@ func runManifest(args []string, stdout, stderr io.Writer, getenv func(string) st
 		}
 		return exitFailed
 	}
-	fmt.Fprintf(stdout, "%d tools at %s\n", len(tools), *url)
+	fmt.Fprintf(stdout, "%d tools at %s\n", len(tools), ep.url)
 	for _, t := range tools {
 		fmt.Fprintf(stdout, "\n%s (risk %s)\n", t.Name, t.Risk)
 		if t.Description != "" {
