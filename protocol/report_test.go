@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/median-go/median/internal/wirereport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -41,39 +42,11 @@ func requireReport(t testing.TB, resp Response) wireReport {
 	return r
 }
 
-// wireReport is the report as a client decodes it.
+// wireReport is the report as a client decodes it (mediancheck's reading
+// too), with the raw JSON it came from.
 type wireReport struct {
-	raw     string
-	Service struct{ Library, Go, Uptime, Now string }
-	Clock   struct{ SkewMs int64 }
-	Keys    []struct {
-		Fingerprint  string
-		Verified     int64
-		LastVerified string
-	}
-	Refused map[string]struct {
-		Count     int64
-		Last      string
-		MaxSkewMs *int64
-	}
-	Store struct {
-		Kind                                      string
-		Reachable                                 *bool
-		LatencyMs                                 int64
-		ClaimFailures, EvictedEarly, ReadOnlyRuns int64
-		UsedBytes, BudgetBytes                    *int64
-	}
-	Manifest struct {
-		SHA256     string
-		Tools      int
-		LastServed string
-	}
-	Tools map[string]struct {
-		Calls, Results, Refusals, Failed, InvalidInput, P50Ms, P99Ms int64
-		LastFailure                                                  *struct{ At, Code, Message string }
-	}
-	App     json.RawMessage
-	Omitted int
+	wirereport.Report
+	raw string
 }
 
 func diagnosticsAt(key string, at time.Time) Request {
@@ -122,7 +95,8 @@ func TestReportCounts(t *testing.T) {
 
 	r := requireReport(t, h.Serve(ctx, diagnosticsAt(testKey, testNow.Add(-1500*time.Millisecond))))
 
-	assert.Equal(t, int64(1500), r.Clock.SkewMs, "server clock minus this request's t")
+	require.NotNil(t, r.Clock.SkewMs, "report %s", r.raw)
+	assert.Equal(t, int64(1500), *r.Clock.SkewMs, "server clock minus this request's t")
 	assert.Equal(t, "median-go (devel)", r.Service.Library)
 	assert.True(t, strings.HasPrefix(r.Service.Go, "go"))
 	assert.Equal(t, "2026-01-01T00:00:00Z", r.Service.Now)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/median-go/median/internal/wire"
+	"github.com/median-go/median/internal/wirereport"
 	"github.com/median-go/median/protocol"
 )
 
@@ -96,46 +97,6 @@ type finding struct {
 func okf(format string, a ...any) finding      { return finding{false, fmt.Sprintf(format, a...)} }
 func problemf(format string, a ...any) finding { return finding{true, fmt.Sprintf(format, a...)} }
 
-// diagnosticsReport is the report of §10 as mediancheck reads it.
-type diagnosticsReport struct {
-	Service struct {
-		Library, Go, Uptime, Now string
-	}
-	Clock struct {
-		SkewMs *int64
-	}
-	Keys []struct {
-		Fingerprint  string
-		Verified     int64
-		LastVerified string
-	}
-	KeyRead *struct {
-		Source, Code, At string
-	}
-	Refused map[string]struct {
-		Count     int64
-		Last      string
-		MaxSkewMs *int64
-	}
-	Store struct {
-		Kind                                      string
-		Reachable                                 *bool
-		LatencyMs                                 int64
-		ClaimFailures, EvictedEarly, ReadOnlyRuns int64
-		UsedBytes, BudgetBytes                    *int64
-	}
-	Manifest struct {
-		SHA256     string
-		Tools      int
-		LastServed string
-	}
-	Tools map[string]struct {
-		Calls, Results, Refusals, Failed, InvalidInput, P50Ms, P99Ms int64
-		LastFailure                                                  *struct{ At, Code, Message string }
-	}
-	Omitted int
-}
-
 // readAnswer reads the endpoint's answer to a diagnostics request sent at
 // sent, signed with the key whose fingerprint is fp.
 func readAnswer(status int, date string, sent time.Time, body []byte, fp, keyEnv string) []finding {
@@ -154,7 +115,7 @@ func readAnswer(status int, date string, sent time.Time, body []byte, fp, keyEnv
 	if _, ok := top["service"]; !ok {
 		return []finding{okf("the endpoint answers diagnostics with a report of its own (not the one of docs/PROTOCOL.md §10): read it above")}
 	}
-	var r diagnosticsReport
+	var r wirereport.Report
 	if err := json.Unmarshal(a.Result, &r); err != nil {
 		return []finding{problemf("the report does not have the shape of docs/PROTOCOL.md §10: %v", err)}
 	}
@@ -216,7 +177,7 @@ const skewWarn = 2 * time.Second
 const stale = 24 * time.Hour
 
 // readReport reads a §10 report for a person.
-func readReport(r diagnosticsReport, fp, keyEnv string) []finding {
+func readReport(r wirereport.Report, fp, keyEnv string) []finding {
 	var out []finding
 	now, _ := time.Parse(time.RFC3339, r.Service.Now)
 	out = append(out, okf("%s (%s), up %s", r.Service.Library, r.Service.Go, r.Service.Uptime))

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/median-go/median/examples/catalog"
+	"github.com/median-go/median/internal/wirereport"
 	"github.com/median-go/median/protocol"
 )
 
@@ -125,7 +126,7 @@ func TestDiagnosticsOfAClockTooFarOff(t *testing.T) {
 
 // TestReadReport: the reading of reports a running example does not give.
 func TestReadReport(t *testing.T) {
-	var r diagnosticsReport
+	var r wirereport.Report
 	r.Service.Now = "2026-12-01T13:40:00Z"
 	no := false
 	r.Store.Kind, r.Store.Reachable, r.Store.ClaimFailures, r.Store.EvictedEarly = "redis", &no, 4, 2
