@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/median-go/median/conformance/agent"
+	"github.com/median-go/median/internal/answerjson"
 	"github.com/median-go/median/protocol"
 )
 
@@ -137,7 +138,7 @@ func Call[Out any](ctx context.Context, target Target, call ToolSample) (Reply[O
 		return failf("status %d: not the contract's answer: %v", x.status, err)
 	case a.isError():
 		r.Error = &protocol.Error{Status: x.status, Code: protocol.Code(a.code), Message: a.message}
-	case isRefusal(a.result):
+	case answerjson.IsRefusal(a.result):
 		r.Refusal = new(Refusal)
 		if err := json.Unmarshal(a.result, r.Refusal); err != nil {
 			return failf("a refusal whose fields are not the contract's (§3.1): %v: %s", err, snippet(a.result, 200))

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+
+	"github.com/median-go/median/internal/answerjson"
 )
 
 // approvalRequired is the reason of the risk floor's refusal (§9).
@@ -113,7 +115,7 @@ func expectFloorRefusal(x *roundTrip, what string) finding {
 		o.message = what + ": " + o.message
 		return o
 	}
-	if !isRefusal(result) {
+	if !answerjson.IsRefusal(result) {
 		return fail(x, floorShape, "%s: the tool ran; docs/PROTOCOL.md §9: such a call is not run", what)
 	}
 	m := decodeObject(result)
@@ -143,7 +145,7 @@ func expectNotFloorRefused(x *roundTrip, what string) finding {
 		return fail(x, want, "%s: %v", what, err)
 	case x.status != http.StatusOK:
 		return fail(x, want, "%s: answered status %d; check the sample's input and visitor", what, x.status)
-	case !a.isError() && isRefusal(a.result) && refusalReason(a.result) == approvalRequired:
+	case !a.isError() && answerjson.IsRefusal(a.result) && refusalReason(a.result) == approvalRequired:
 		return fail(x, want, "%s: refused approval_required; docs/PROTOCOL.md §9: a call at or above the declared risk, approved when reviewed or high, runs", what)
 	}
 	return pass(x)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/median-go/median/internal/answerjson"
 	"github.com/median-go/median/protocol"
 )
 
@@ -27,7 +28,7 @@ func executionCases() []testCase {
 					o.message = "tool " + smp.Tool + ": " + o.message
 					return o
 				}
-				if isRefusal(result) {
+				if answerjson.IsRefusal(result) {
 					if refusalReason(result) == approvalRequired {
 						return fail(x, "a result that is not a refusal", "tool %s was refused by the endpoint's risk floor (approval_required): send the sample at the tool's declared risk or above (Risk) and, for reviewed and high, with ApprovedBy", smp.Tool)
 					}

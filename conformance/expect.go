@@ -69,23 +69,6 @@ func expectAccepted(x *roundTrip, why string) finding {
 	return o
 }
 
-// isRefusal reports whether a result is a refusal object (docs/PROTOCOL.md
-// §3.1): an object with ok, known or allowed set to false, or an outcome
-// of blocked or unknown.
-func isRefusal(result json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(result, &m) != nil {
-		return false
-	}
-	for _, k := range []string{"ok", "known", "allowed"} {
-		if string(m[k]) == "false" {
-			return true
-		}
-	}
-	o := string(m["outcome"])
-	return o == `"blocked"` || o == `"unknown"`
-}
-
 // checkRefusal checks the shape of a refusal result (docs/PROTOCOL.md
 // §3.1), and no more: every field is optional; ok, known and allowed are
 // only ever false; outcome is blocked or unknown; reason is a short code

@@ -7,8 +7,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"slices"
 	"strings"
+
+	"github.com/median-go/median/internal/answerjson"
 )
 
 // roundTrip is one request a case sent and the answer that came back: the
@@ -145,14 +146,14 @@ func parseAnswer(body []byte) (answer, error) {
 		return answer{}, fmt.Errorf("the answer is not a JSON object: %s", snippet(body, 80))
 	}
 	if len(top) != 1 {
-		return answer{}, fmt.Errorf("the answer must have exactly one key, \"result\" or \"error\"; it has %s", keysOf(top))
+		return answer{}, fmt.Errorf("the answer must have exactly one key, \"result\" or \"error\"; it has %s", answerjson.KeysOf(top))
 	}
 	if r, ok := top["result"]; ok {
 		return answer{result: r}, nil
 	}
 	raw, ok := top["error"]
 	if !ok {
-		return answer{}, fmt.Errorf("the answer must have exactly one key, \"result\" or \"error\"; it has %s", keysOf(top))
+		return answer{}, fmt.Errorf("the answer must have exactly one key, \"result\" or \"error\"; it has %s", answerjson.KeysOf(top))
 	}
 	var e map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &e); err != nil || e == nil {
@@ -166,21 +167,9 @@ func parseAnswer(body []byte) (answer, error) {
 		return answer{}, fmt.Errorf("\"error.message\" must be a string, got %s", snippet(e["message"], 40))
 	}
 	if len(e) != 2 {
-		return answer{}, fmt.Errorf("\"error\" must have exactly code and message; it has %s", keysOf(e))
+		return answer{}, fmt.Errorf("\"error\" must have exactly code and message; it has %s", answerjson.KeysOf(e))
 	}
 	return a, nil
-}
-
-func keysOf(m map[string]json.RawMessage) string {
-	if len(m) == 0 {
-		return "no keys"
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, fmt.Sprintf("%q", k))
-	}
-	slices.Sort(keys)
-	return strings.Join(keys, ", ")
 }
 
 // compactJSON returns raw compacted, or raw itself when it is not JSON.

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/median-go/median/internal/answerjson"
 )
 
 // answer is a body of the contract's shape: {"result": …} or
@@ -30,7 +30,7 @@ func parse(contentType string, body []byte) (answer, error) {
 		return answer{}, fmt.Errorf("the body is not a JSON object: %s", snippet(body, 80))
 	}
 	if len(top) != 1 || (top["result"] == nil && top["error"] == nil) {
-		return answer{}, fmt.Errorf("the body must have exactly one key, \"result\" or \"error\"; it has %s", keysOf(top))
+		return answer{}, fmt.Errorf("the body must have exactly one key, \"result\" or \"error\"; it has %s", answerjson.KeysOf(top))
 	}
 	if r, ok := top["result"]; ok {
 		return answer{result: r}, nil
@@ -43,19 +43,6 @@ func parse(contentType string, body []byte) (answer, error) {
 		return answer{}, fmt.Errorf("\"error\" must be an object with a string code and message, got %s", snippet(top["error"], 80))
 	}
 	return answer{isError: true, code: *e.Code, message: *e.Message}, nil
-}
-
-// keysOf lists an object's keys for a message.
-func keysOf(m map[string]json.RawMessage) string {
-	if len(m) == 0 {
-		return "no keys"
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, fmt.Sprintf("%q", k))
-	}
-	sort.Strings(keys)
-	return strings.Join(keys, ", ")
 }
 
 // member is one member of a JSON object: its decoded name, its value's

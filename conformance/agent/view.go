@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/median-go/median/internal/answerjson"
 	"github.com/median-go/median/internal/chars"
 )
 
@@ -128,7 +129,7 @@ func OfDiagnostics(status int, contentType string, body []byte) View {
 
 // readResult is the view of a 200 {"result": raw}.
 func readResult(raw json.RawMessage) View {
-	v := View{Told: ToldResult, Refusal: isRefusal(raw)}
+	v := View{Told: ToldResult, Refusal: answerjson.IsRefusal(raw)}
 	text := raw
 	if obj, ok := readObject(raw); ok {
 		var kept [][]byte
@@ -197,22 +198,6 @@ func notAnswering(status int) View {
 
 // outside is the view of an answer outside the contract.
 func outside(problem string) View { return View{Told: ToldOutside, Problem: problem} }
-
-// isRefusal reports whether a result is a refusal object (§3.1): ok, known
-// or allowed set to false, or an outcome of blocked or unknown.
-func isRefusal(raw json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return false
-	}
-	for _, k := range []string{"ok", "known", "allowed"} {
-		if string(m[k]) == "false" {
-			return true
-		}
-	}
-	o := string(m["outcome"])
-	return o == `"blocked"` || o == `"unknown"`
-}
 
 // group writes n with thousands separators: 9120 → "9,120".
 func group(n int) string {
