@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -38,6 +39,19 @@ func TestReplaySameCall(t *testing.T) {
 	// Through net/http too.
 	assert.Equal(t, string(first.Body), string(serveHTTP(h, http.MethodPost, post(body).Signature, body).Body))
 	assert.Equal(t, int64(1), runs.get())
+}
+
+// TestReplayLongestTTL keeps answers with Config.ReplayTTL math.MaxInt64
+// (no end) in the built-in memory store: a repeat is answered from it.
+func TestReplayLongestTTL(t *testing.T) {
+	runs := &int64Counter{}
+	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(runs)}, ReplayTTL: math.MaxInt64})
+	body := toolCall("echo", "call_forever", `{"orderId":7}`)
+	first := h.Serve(context.Background(), post(body))
+	requireResult(t, first)
+	second := h.Serve(context.Background(), post(body))
+	assert.Equal(t, string(first.Body), string(second.Body))
+	assert.Equal(t, int64(1), runs.get(), "the tool runs once")
 }
 
 func TestReplayErrorAnswer(t *testing.T) {

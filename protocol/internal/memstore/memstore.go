@@ -58,6 +58,7 @@ import (
 	"bytes"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -258,7 +259,7 @@ func (s *Store) Claim(key, fingerprint Digest, lease time.Duration) (Status, []b
 		}
 		return status, answer, nil
 	}
-	e.expires = now + int64(lease)
+	e.expires = deadline(now, lease)
 	evicted := sh.makeRoom(e.size(), now)
 	sh.add(e, &sh.running)
 	sh.mu.Unlock()
@@ -293,7 +294,7 @@ func (s *Store) Save(key, fingerprint Digest, answer []byte, ttl time.Duration) 
 		return evicted, nil // the first answer wins; another body's live claim stays
 	}
 	if e == nil { // the lease ended and nobody took over: keep the answer anyway
-		e = &entry{key: key, fingerprint: fingerprint, answer: kept, done: true, expires: now + int64(ttl)}
+		e = &entry{key: key, fingerprint: fingerprint, answer: kept, done: true, expires: deadline(now, ttl)}
 		if e.size() > sh.max {
 			return evicted + 1, nil
 		}
@@ -310,10 +311,21 @@ func (s *Store) Save(key, fingerprint Digest, answer []byte, ttl time.Duration) 
 	}
 	sh.running.unlink(e) // in no list while room is made, so it cannot be dropped
 	evicted += sh.makeRoom(grown, now)
-	e.answer, e.done, e.expires = kept, true, now+int64(ttl)
+	e.answer, e.done, e.expires = kept, true, deadline(now, ttl)
 	sh.done.pushBack(e)
 	sh.used += grown
 	return evicted, nil
+}
+
+// deadline returns now plus d on the store's clock, or the clock's last
+// instant when the sum does not fit in an int64: a lease or TTL of
+// math.MaxInt64 (no end) must not wrap round to the past, which would
+// give the key up at once.
+func deadline(now int64, d time.Duration) int64 {
+	if now > 0 && int64(d) > math.MaxInt64-now {
+		return math.MaxInt64
+	}
+	return now + int64(d)
 }
 
 // sweepAll sweeps every shard in turn, at most once per sweepEvery; the

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"runtime"
 	"strconv"
 	"sync"
@@ -116,6 +117,22 @@ func TestTTLBoundary(t *testing.T) {
 	require.Equal(t, Done, claim(t, s, key(1), fp, time.Minute), "just before the TTL ends")
 	c.Add(time.Nanosecond)
 	require.Equal(t, Acquired, claim(t, s, key(1), fp, time.Minute), "when the TTL ends")
+}
+
+// TestLongestLeaseAndTTL uses math.MaxInt64 (no end) as the lease and the
+// TTL once the store's clock has moved on: the claim must stay held and the
+// answer kept, not wrap round to the past.
+func TestLongestLeaseAndTTL(t *testing.T) {
+	forever := time.Duration(math.MaxInt64)
+	s, c := newClocked(0)
+	c.Add(time.Hour)
+	require.Equal(t, Acquired, claim(t, s, key(1), fp, forever))
+	c.Add(time.Hour)
+	require.Equal(t, Running, claim(t, s, key(1), fp, time.Minute), "the claim is still held")
+	require.Zero(t, save(t, s, key(1), []byte("a"), forever))
+	c.Add(24 * time.Hour)
+	require.Equal(t, Done, claim(t, s, key(1), fp, time.Minute), "the answer is still kept")
+	require.Equal(t, Conflict, claim(t, s, key(1), other, time.Minute))
 }
 
 func TestExpiredEntriesAreDropped(t *testing.T) {
