@@ -22,7 +22,7 @@ func newMemoryStore(maxBytes int64, now func() time.Time) memoryStore {
 }
 
 // Claim implements [Store]; it never waits. The core does not call it: it
-// gives the store digests of its own (see [Handler.claim]); this is for a
+// gives the store digests of its own (see Handler.acquireClaim); this is for a
 // memoryStore used as any other Store.
 func (m memoryStore) Claim(_ context.Context, key, fingerprint string, lease time.Duration) (ClaimStatus, []byte, error) {
 	st, answer, err := m.s.Claim(m.s.SumString(key), m.s.SumString(fingerprint), lease)

@@ -116,8 +116,9 @@ func Method(m string) string {
 	return strings.Clone(m)
 }
 
-// Write copies resp into res: the status, Content-Type application/json,
-// the Allow header on 405 and the body. The zero Response (a second answer
+// Write puts resp in res: the status, Content-Type application/json, the
+// Allow header on 405 and the body, which res then shares (not copied; the
+// core never writes to an answer it returned). The zero Response (a second answer
 // to one call) writes nothing, so the first answer stands.
 func Write(res *fasthttp.Response, resp protocol.Response) {
 	if resp.Status == 0 {
