@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"time"
 )
@@ -57,8 +58,8 @@ func (h *Handler) claimLease(st *callState) time.Duration {
 	lease := h.cfg.ReplayLease
 	if lease <= 0 {
 		lease = defaultReplayLease
-		if t := st.tool; t.timeout+10*time.Second > lease {
-			lease = t.timeout + 10*time.Second
+		if t := st.tool; addDuration(t.timeout, 10*time.Second) > lease {
+			lease = addDuration(t.timeout, 10*time.Second)
 		}
 	}
 	return lease
@@ -204,7 +205,7 @@ func (h *Handler) waitClaim(ctx context.Context, st *callState, lease time.Durat
 		}
 		// ClaimRunning: the same call runs elsewhere; ask again shortly.
 		if giveUp.IsZero() {
-			giveUp = time.Now().Add(lease + time.Second)
+			giveUp = time.Now().Add(addDuration(lease, time.Second))
 		} else if time.Now().After(giveUp) {
 			return errorResponse(newError(CodeExecutionFailed, msgCopyOutlasted)), claimAnswered
 		}
@@ -321,4 +322,14 @@ func storedRefusal(body []byte) string {
 		return defaultRefusalReason
 	}
 	return r.Result.Reason
+}
+
+// addDuration is a + b for durations that are not negative, capped at the
+// longest duration instead of wrapping round to a negative one (a lease or
+// timeout of math.MaxInt64 means "no end").
+func addDuration(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }

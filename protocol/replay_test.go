@@ -54,6 +54,33 @@ func TestReplayLongestTTL(t *testing.T) {
 	assert.Equal(t, int64(1), runs.get(), "the tool runs once")
 }
 
+// TestReplayLongestLease: with a lease of math.MaxInt64 a copy that finds
+// the call still running waits for its answer (the wait's end saturates
+// instead of wrapping round to the past, where the copy gave up at once).
+func TestReplayLongestLease(t *testing.T) {
+	runs := &int64Counter{}
+	started, release := make(chan struct{}), make(chan struct{})
+	slow := fnTool("slow", func(context.Context) (any, error) {
+		runs.add()
+		close(started)
+		<-release
+		return "done", nil
+	})
+	h, _ := newHandler(t, Config{Tools: []*Tool{slow}, ReplayLease: math.MaxInt64})
+	body := toolCall("slow", "call_long_lease", `{}`)
+	first := make(chan Response, 1)
+	go func() { first <- h.Serve(context.Background(), post(body)) }()
+	<-started
+	second := make(chan Response, 1)
+	go func() { second <- h.Serve(context.Background(), post(body)) }()
+	time.Sleep(300 * time.Millisecond) // the copy polls the running claim
+	close(release)
+	a, b := <-first, <-second
+	requireResult(t, a)
+	assert.Equal(t, string(a.Body), string(b.Body), "the copy waits for the first answer")
+	assert.Equal(t, int64(1), runs.get(), "the tool runs once")
+}
+
 func TestReplayErrorAnswer(t *testing.T) {
 	runs := &int64Counter{}
 	h, _ := newHandler(t, Config{Tools: []*Tool{fnTool("fail", func(context.Context) (any, error) { runs.add(); return nil, errors.New("nope") })}})
