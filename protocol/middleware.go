@@ -1,11 +1,9 @@
 package protocol
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
 
 	"github.com/median-go/median/internal/mount"
@@ -43,7 +41,7 @@ func (h *Handler) Middleware(next http.Handler) http.Handler {
 		body := callStateFrom(ctx).call.Body
 		r = r.WithContext(ctx)
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-		tw := &writeTracker{ResponseWriter: w}
+		tw := &mount.Tracker{ResponseWriter: w}
 		defer settleHTTP(ctx, tw)
 		next.ServeHTTP(tw, r)
 	})
@@ -75,61 +73,6 @@ func (h *Handler) Mount(mux *http.ServeMux, path string, handlers ...http.Handle
 	}
 }
 
-// writeTracker records the status of a response the handler behind the
-// middleware wrote of its own.
-type writeTracker struct {
-	http.ResponseWriter
-	status int // 0 until a status or a body is written
-}
-
-// WriteHeader records the status; an informational one (103 Early Hints)
-// is not the answer, which is still to come.
-func (t *writeTracker) WriteHeader(code int) {
-	if t.status == 0 && !informational(code) {
-		t.status = code
-	}
-	t.ResponseWriter.WriteHeader(code)
-}
-
-func (t *writeTracker) Write(b []byte) (int, error) {
-	if t.status == 0 {
-		t.status = http.StatusOK
-	}
-	return t.ResponseWriter.Write(b)
-}
-
-// FlushError flushes the writer underneath. A flush sends the status (200
-// when none was set), so it counts as an answer of the handler's own.
-func (t *writeTracker) FlushError() error {
-	if t.status == 0 {
-		t.status = http.StatusOK
-	}
-	return http.NewResponseController(t.ResponseWriter).Flush()
-}
-
-// Flush is FlushError for handlers that assert http.Flusher.
-func (t *writeTracker) Flush() { _ = t.FlushError() }
-
-// Hijack hands the connection to the handler, which then answers on it
-// itself: nothing more is written. 101 Switching Protocols stands for that
-// answer in the log.
-func (t *writeTracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	conn, rw, err := http.NewResponseController(t.ResponseWriter).Hijack()
-	if err == nil && t.status == 0 {
-		t.status = http.StatusSwitchingProtocols
-	}
-	return conn, rw, err
-}
-
-// informational reports whether code is a 1xx status net/http sends
-// ahead of the answer (all but 101 Switching Protocols).
-func informational(code int) bool {
-	return code >= 100 && code < 200 && code != http.StatusSwitchingProtocols
-}
-
-// Unwrap gives http.ResponseController the writer underneath.
-func (t *writeTracker) Unwrap() http.ResponseWriter { return t.ResponseWriter }
-
 // writtenStatus is what an adapter's writer underneath the middleware implements
 // when its framework's handlers write to their own writer rather than the
 // one the middleware passes on (the gin and echo adapters): whether a
@@ -141,9 +84,9 @@ type writtenStatus interface {
 
 // written returns the status of the response written or begun, 0 for none:
 // through the tracker, or as the writer underneath reports it.
-func (t *writeTracker) written() int {
-	if t.status != 0 {
-		return t.status
+func written(t *mount.Tracker) int {
+	if s := t.Status(); s != 0 {
+		return s
 	}
 	if w, ok := t.ResponseWriter.(writtenStatus); ok && w.Written() {
 		return w.Status()
@@ -154,13 +97,13 @@ func (t *writeTracker) written() int {
 // settleHTTP ends a middleware call on net/http: http.ErrAbortHandler is
 // passed on, as net/http expects, after the call is settled; otherwise the
 // answer [Settle] returns is written.
-func settleHTTP(ctx context.Context, tw *writeTracker) {
+func settleHTTP(ctx context.Context, tw *mount.Tracker) {
 	p := recover()
 	if p == http.ErrAbortHandler {
-		Settle(ctx, tw.written(), nil)
+		Settle(ctx, written(tw), nil)
 		panic(p)
 	}
-	Settle(ctx, tw.written(), p).write(tw)
+	Settle(ctx, written(tw), p).write(tw)
 }
 
 // Respond answers the verified call on r's context (see

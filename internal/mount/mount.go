@@ -31,60 +31,82 @@ func Paths(path string) []string {
 // chain when a handler has written a status or a body (through
 // protocol.Respond or directly), flushed the response (which sends its
 // status) or hijacked the connection; the handlers after it do not run. One
-// handler is returned as it is.
+// handler is returned as it is. Behind protocol's Middleware the writer is
+// already a [Tracker], which the chain reads instead of wrapping it again.
 func Chain(handlers []http.Handler) http.Handler {
 	if len(handlers) == 1 {
 		return handlers[0]
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tw := &tracker{ResponseWriter: w}
+		tw, ok := w.(*Tracker)
+		if !ok {
+			tw = &Tracker{ResponseWriter: w}
+		}
 		for _, next := range handlers {
 			next.ServeHTTP(tw, r)
-			if tw.wrote {
+			if tw.Status() != 0 {
 				return
 			}
 		}
 	})
 }
 
-// tracker records whether a handler of a chain wrote a response.
-type tracker struct {
+// Tracker is a net/http writer that records whether, and with which
+// status, the handlers it is passed to answered: a written status or body,
+// a flush (which sends the status, 200 when none was set) or a hijack (the
+// handler answers on the connection itself; 101 Switching Protocols stands
+// for that answer). An informational status (103 Early Hints; 1xx but 101)
+// is not an answer: the answer is still to come.
+type Tracker struct {
 	http.ResponseWriter
-	wrote bool
+	status int // 0 until the handler answers
 }
 
-// WriteHeader records an answer; an informational status (103 Early
-// Hints; 1xx but 101) is not one, the answer is still to come.
-func (t *tracker) WriteHeader(code int) {
-	if code < 100 || code >= 200 || code == http.StatusSwitchingProtocols {
-		t.wrote = true
+// Status is the status of the answer written or begun, 0 for none yet.
+func (t *Tracker) Status() int { return t.status }
+
+// WriteHeader records the status, unless it is informational.
+func (t *Tracker) WriteHeader(code int) {
+	if t.status == 0 && !informational(code) {
+		t.status = code
 	}
 	t.ResponseWriter.WriteHeader(code)
 }
 
-func (t *tracker) Write(b []byte) (int, error) {
-	t.wrote = true
+// Write records an answer with status 200 when none was set.
+func (t *Tracker) Write(b []byte) (int, error) {
+	if t.status == 0 {
+		t.status = http.StatusOK
+	}
 	return t.ResponseWriter.Write(b)
 }
 
 // FlushError flushes the writer underneath; a flush sends the status, so
 // it answers.
-func (t *tracker) FlushError() error {
-	t.wrote = true
+func (t *Tracker) FlushError() error {
+	if t.status == 0 {
+		t.status = http.StatusOK
+	}
 	return http.NewResponseController(t.ResponseWriter).Flush()
 }
 
 // Flush is FlushError for handlers that assert http.Flusher.
-func (t *tracker) Flush() { _ = t.FlushError() }
+func (t *Tracker) Flush() { _ = t.FlushError() }
 
 // Hijack hands the connection to the handler, which answers on it.
-func (t *tracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+func (t *Tracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, rw, err := http.NewResponseController(t.ResponseWriter).Hijack()
-	if err == nil {
-		t.wrote = true
+	if err == nil && t.status == 0 {
+		t.status = http.StatusSwitchingProtocols
 	}
 	return conn, rw, err
 }
 
 // Unwrap gives http.ResponseController the writer underneath.
-func (t *tracker) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+func (t *Tracker) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// informational reports whether code is a 1xx status net/http sends
+// ahead of the answer (all but 101 Switching Protocols).
+func informational(code int) bool {
+	return code >= 100 && code < 200 && code != http.StatusSwitchingProtocols
+}
