@@ -47,8 +47,6 @@
 package echomedian
 
 import (
-	"bufio"
-	"net"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -142,7 +140,7 @@ func Middleware(h *protocol.Handler) echo.MiddlewareFunc {
 			defer ctx.Detach()
 			res := c.Response()
 			defer func(w http.ResponseWriter) { res.Writer = w }(res.Writer)
-			res.Writer = sendTracker{res.Writer, res}
+			res.Writer = mount.Committer{ResponseWriter: res.Writer, Committed: &res.Committed}
 			mw.ServeHTTP(echoWriter{res}, c.Request().WithContext(ctx))
 			return nil
 		}
@@ -159,39 +157,6 @@ func (w echoWriter) Written() bool { return w.Committed }
 
 // Status is the status committed.
 func (w echoWriter) Status() int { return w.Response.Status }
-
-// sendTracker is the writer under echo's response while the handlers after
-// Middleware run. echo counts only a write as committing the response, but
-// a flush sends the status and a hijack takes the connection: both answer,
-// so they commit it too and end the chain.
-type sendTracker struct {
-	http.ResponseWriter
-	res *echo.Response
-}
-
-// FlushError flushes the writer underneath and commits the response.
-func (w sendTracker) FlushError() error {
-	err := http.NewResponseController(w.ResponseWriter).Flush()
-	if err == nil {
-		w.res.Committed = true
-	}
-	return err
-}
-
-// Flush is FlushError for handlers that assert http.Flusher on the writer.
-func (w sendTracker) Flush() { _ = w.FlushError() }
-
-// Hijack hands the connection to the handler and commits the response.
-func (w sendTracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
-	if err == nil {
-		w.res.Committed = true
-	}
-	return conn, rw, err
-}
-
-// Unwrap gives http.ResponseController the writer underneath.
-func (w sendTracker) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // committed reports whether c's response was committed.
 func committed(c echo.Context) bool { return c.Response().Committed }

@@ -52,8 +52,6 @@
 package echomedian
 
 import (
-	"bufio"
-	"net"
 	"net/http"
 
 	"github.com/labstack/echo/v5"
@@ -148,7 +146,7 @@ func Middleware(h *protocol.Handler) echo.MiddlewareFunc {
 			res, _ := echo.UnwrapResponse(c.Response())
 			if res != nil {
 				defer func(w http.ResponseWriter) { res.ResponseWriter = w }(res.ResponseWriter)
-				res.ResponseWriter = sendTracker{res.ResponseWriter, res}
+				res.ResponseWriter = mount.Committer{ResponseWriter: res.ResponseWriter, Committed: &res.Committed}
 			}
 			mw.ServeHTTP(echoWriter{c.Response(), res}, c.Request().WithContext(ctx))
 			return nil
@@ -169,39 +167,6 @@ func (w echoWriter) Written() bool { return w.res != nil && w.res.Committed }
 
 // Status is the status committed.
 func (w echoWriter) Status() int { return w.res.Status }
-
-// sendTracker is the writer under echo's response while the handlers after
-// Middleware run. echo counts only a write as committing the response, but
-// a flush sends the status and a hijack takes the connection: both answer,
-// so they commit it too and end the chain.
-type sendTracker struct {
-	http.ResponseWriter
-	res *echo.Response
-}
-
-// FlushError flushes the writer underneath and commits the response.
-func (w sendTracker) FlushError() error {
-	err := http.NewResponseController(w.ResponseWriter).Flush()
-	if err == nil {
-		w.res.Committed = true
-	}
-	return err
-}
-
-// Flush is FlushError for handlers that assert http.Flusher on the writer.
-func (w sendTracker) Flush() { _ = w.FlushError() }
-
-// Hijack hands the connection to the handler and commits the response.
-func (w sendTracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
-	if err == nil {
-		w.res.Committed = true
-	}
-	return conn, rw, err
-}
-
-// Unwrap gives http.ResponseController the writer underneath.
-func (w sendTracker) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // committed reports whether c's response was committed.
 func committed(c *echo.Context) bool {

@@ -105,6 +105,40 @@ func (t *Tracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // Unwrap gives http.ResponseController the writer underneath.
 func (t *Tracker) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
+// Committer is the writer an adapter puts under a framework's own response
+// writer when the framework counts only a write as committing the response
+// (echo's Committed): a flush sends the status and a hijack takes the
+// connection, so both answer, and they set *Committed too, which ends the
+// chain.
+type Committer struct {
+	http.ResponseWriter
+	Committed *bool
+}
+
+// FlushError flushes the writer underneath and commits the response.
+func (w Committer) FlushError() error {
+	err := http.NewResponseController(w.ResponseWriter).Flush()
+	if err == nil {
+		*w.Committed = true
+	}
+	return err
+}
+
+// Flush is FlushError for handlers that assert http.Flusher on the writer.
+func (w Committer) Flush() { _ = w.FlushError() }
+
+// Hijack hands the connection to the handler and commits the response.
+func (w Committer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil {
+		*w.Committed = true
+	}
+	return conn, rw, err
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (w Committer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // informational reports whether code is a 1xx status net/http sends
 // ahead of the answer (all but 101 Switching Protocols).
 func informational(code int) bool {
