@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+
+	"github.com/median-go/median/internal/httpwire"
 )
 
 // This file is the API an adapter uses (see "Writing an adapter" in the
@@ -42,23 +44,9 @@ type Response struct {
 	evicted  int    // answers the replay store dropped early to keep this one
 }
 
-var (
-	contentTypeValue = []string{"application/json"}
-	allowValue       = []string{"GET, POST"}
-)
-
 // write writes the response to w; the zero Response writes nothing.
 func (r Response) write(w http.ResponseWriter) {
-	if r.Status == 0 {
-		return
-	}
-	hdr := w.Header()
-	hdr["Content-Type"] = contentTypeValue
-	if r.Allow != "" {
-		hdr["Allow"] = allowValue
-	}
-	w.WriteHeader(r.Status)
-	_, _ = w.Write(r.Body)
+	httpwire.Write(w, r.Status, r.Body, r.Allow != "")
 }
 
 // Serve answers one request: it runs every check of PROTOCOL.md §5 in

@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/median-go/median/internal/httpwire"
 )
 
 // Handler answers the Median tool endpoint. Build it with [New]; it is safe
@@ -146,11 +148,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // requestFromHTTP is the core's view of a net/http request; the body is
 // left unread.
 func requestFromHTTP(r *http.Request) Request {
-	sig := ""
-	if v := r.Header["Median-Signature"]; len(v) > 0 {
-		sig = v[0]
-	}
-	return Request{Method: r.Method, Signature: sig, Body: r.Body, ContentLength: r.ContentLength}
+	return Request{Method: r.Method, Signature: httpwire.Signature(r), Body: r.Body, ContentLength: r.ContentLength}
 }
 
 // begin starts the core's state for one request.
@@ -165,7 +163,7 @@ func (h *Handler) front(ctx context.Context, st *callState, req Request) (Respon
 	// 1. the method
 	if req.Method != http.MethodPost && req.Method != http.MethodGet {
 		resp := errorResponse(errorf(CodeMethodNotAllowed, "method %s is not allowed; Median sends POST (and GET for the manifest)", truncate(req.Method, 16)))
-		resp.Allow = allowValue[0]
+		resp.Allow = httpwire.Allow
 		return resp, false
 	}
 	// 2. a usable key, from the keys in force when the request arrived

@@ -9,13 +9,9 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/median-go/median/protocol"
-)
+	"github.com/median-go/median/internal/httpwire"
 
-// The header values the core writes, shared by every answer.
-var (
-	contentTypeValue = []string{"application/json"}
-	allowValue       = []string{"GET, POST"}
+	"github.com/median-go/median/protocol"
 )
 
 // Serve answers r through h under ctx and writes the answer to w.
@@ -25,24 +21,11 @@ func Serve(ctx context.Context, h *protocol.Handler, w http.ResponseWriter, r *h
 
 // Request is the core's view of r; the body is left unread.
 func Request(r *http.Request) protocol.Request {
-	sig := ""
-	if v := r.Header["Median-Signature"]; len(v) > 0 {
-		sig = v[0]
-	}
-	return protocol.Request{Method: r.Method, Signature: sig, Body: r.Body, ContentLength: r.ContentLength}
+	return protocol.Request{Method: r.Method, Signature: httpwire.Signature(r), Body: r.Body, ContentLength: r.ContentLength}
 }
 
 // Write writes resp to w as the core does; the zero Response writes
 // nothing.
 func Write(w http.ResponseWriter, resp protocol.Response) {
-	if resp.Status == 0 {
-		return
-	}
-	hdr := w.Header()
-	hdr["Content-Type"] = contentTypeValue
-	if resp.Allow != "" {
-		hdr["Allow"] = allowValue
-	}
-	w.WriteHeader(resp.Status)
-	_, _ = w.Write(resp.Body)
+	httpwire.Write(w, resp.Status, resp.Body, resp.Allow != "")
 }
