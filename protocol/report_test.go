@@ -402,7 +402,13 @@ func TestReportIsCutWhateverItHolds(t *testing.T) {
 // must answer in: the contract's second, doubled under the race detector,
 // which slows this code several times over (the report's own deadlines,
 // 500 ms for the probe, are what the test holds; the rest is the machine).
-var loadBound = map[bool]time.Duration{false: time.Second, true: 2 * time.Second}[raceEnabled]
+var loadBound = time.Second
+
+func init() {
+	if raceEnabled {
+		loadBound = 2 * time.Second
+	}
+}
 
 func TestReportUnderLoad(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
