@@ -8,7 +8,6 @@ import (
 	"errors"
 	"maps"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/median-go/median/internal/chars"
+	"github.com/median-go/median/internal/version"
 )
 
 // Report is the diagnostics report (PROTOCOL.md §10): the endpoint's
@@ -133,7 +133,6 @@ const (
 	defaultAppTimeout    = 500 * time.Millisecond
 	maxAppTimeout        = 800 * time.Millisecond
 	maxLibraryVersionLen = 64
-	libraryModulePath    = "github.com/median-go/median"
 	libraryName          = "median-go"
 
 	// maxReportChars is the report's budget inside {"result": …}.
@@ -435,27 +434,12 @@ func marshalReport(r Report) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
-// libraryVersion is the library's module version from the build info,
-// read once: "median-go v0.4.0", or "median-go (devel)" when built from
-// its own source tree or without module information.
-var libraryVersion = sync.OnceValue(func() string {
-	version := "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, m := range append([]*debug.Module{&bi.Main}, bi.Deps...) {
-			if m.Path != libraryModulePath {
-				continue
-			}
-			if m.Replace != nil && m.Replace.Version != "" {
-				m = m.Replace
-			}
-			if m.Version != "" {
-				version = m.Version
-			}
-			break
-		}
-	}
-	return libraryName + " " + truncateChars(version, maxLibraryVersionLen)
-})
+// libraryVersion is the library's version as the report shows it:
+// "median-go v0.4.0", or "median-go (devel)" when built from its own source
+// tree or without module information.
+func libraryVersion() string {
+	return libraryName + " " + truncateChars(version.Module(), maxLibraryVersionLen)
+}
 
 // unixMilli is the UTC time of a unix-ms counter; zero for 0 (never).
 func unixMilli(ms int64) time.Time {

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"time"
 
+	"github.com/median-go/median/internal/version"
 	"github.com/median-go/median/protocol"
 )
 
@@ -49,13 +49,7 @@ type Exchange struct {
 // UserAgent is the User-Agent of every request: "mediancheck/" and the
 // module's version ("(devel)" in a build from a work tree, as conformance
 // says it).
-func UserAgent() string {
-	v := "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		v = bi.Main.Version
-	}
-	return "mediancheck/" + v
-}
+func UserAgent() string { return "mediancheck/" + version.Module() }
 
 // Post sends body, signed now (plus Skew).
 func (c *Client) Post(ctx context.Context, body []byte) Exchange {
