@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+
+	"github.com/median-go/median/internal/wire"
 )
 
 // call is the body of a ToolCall, built as a generic tree so cases can
@@ -63,20 +65,17 @@ func (c call) bytes() []byte {
 func (s *session) sampleCall(smp ToolSample, input json.RawMessage) call {
 	c := newCall(smp.Tool, smp.ToolCallID, input)
 	ctx := c["context"].(map[string]any)
-	risk := smp.Risk
-	if risk == "" {
-		risk = s.declaredRisk(smp.Tool)
+	p := wire.Persona{Risk: smp.Risk, ApprovedBy: smp.ApprovedBy, Unapproved: smp.Unapproved}
+	if p.Risk == "" {
+		p.Risk = s.declaredRisk(smp.Tool)
 	}
-	ctx["risk"] = risk
+	p = p.Approve(p.Risk) // the same approval rule as mediancheck call and the inspector
+	ctx["risk"] = p.Risk
 	if smp.ConversationID != "" {
 		ctx["conversationId"] = smp.ConversationID
 	}
-	switch {
-	case smp.Unapproved:
-	case smp.ApprovedBy != "":
-		ctx["approvedBy"] = smp.ApprovedBy
-	case needsApproval(risk):
-		ctx["approvedBy"] = approvedByDefault
+	if p.ApprovedBy != "" {
+		ctx["approvedBy"] = p.ApprovedBy
 	}
 	ctx["visitor"] = visitorJSON(smp.Visitor)
 	return c

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/median-go/median/internal/answerjson"
+	"github.com/median-go/median/internal/wire"
 )
 
 // approvalRequired is the reason of the risk floor's refusal (§9).
@@ -99,7 +100,7 @@ func (s *session) floorCall(smp ToolSample, risk string, approved bool) call {
 	ctx["risk"] = risk
 	delete(ctx, "approvedBy")
 	if approved {
-		ctx["approvedBy"] = approvedByDefault
+		ctx["approvedBy"] = wire.ApprovedByDefault
 		if smp.ApprovedBy != "" {
 			ctx["approvedBy"] = smp.ApprovedBy
 		}
@@ -176,7 +177,7 @@ func riskCases() []testCase {
 			return pass(last)
 		}).unless(noneDeclared(aboveLow, "no tool is declared above low: the risk floor has nothing to refuse")),
 		c("risk/unapproved", "§9", "a call of a tool declared reviewed or high, at or above that risk but without approvedBy, is not run: 200 refusal approval_required", true, func(s *session) finding {
-			list, tools, o, ok := s.floorSamples(needsApproval, "reviewed or high", true, all...)
+			list, tools, o, ok := s.floorSamples(wire.NeedsApproval, "reviewed or high", true, all...)
 			if !ok {
 				return o
 			}
@@ -192,7 +193,7 @@ func riskCases() []testCase {
 				}
 			}
 			return pass(last)
-		}).unless(noneDeclared(needsApproval, "no tool is declared reviewed or high: no call needs approvedBy")),
+		}).unless(noneDeclared(wire.NeedsApproval, "no tool is declared reviewed or high: no call needs approvedBy")),
 		c("risk/approved-runs", "§9", "a call of a tool declared above low, at its declared risk and with approvedBy, is not refused by the risk floor", true, func(s *session) finding {
 			list, tools, o, ok := s.floorSamples(aboveLow, "above low", false, runs...)
 			if !ok {

@@ -56,12 +56,3 @@ func riskRank(risk string) (int, bool) {
 
 // risks lists the four risks by rank.
 var risks = [...]string{"low", "medium", "reviewed", "high"}
-
-// needsApproval reports whether §9 requires approvedBy on a call of a tool
-// declared at risk.
-func needsApproval(risk string) bool { return risk == "reviewed" || risk == "high" }
-
-// approvedByDefault is the approvedBy the suite sends on reviewed and high
-// calls when a sample names nobody: what Median sends when no name is on
-// record (§2).
-const approvedByDefault = "A teammate"

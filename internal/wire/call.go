@@ -26,7 +26,7 @@ type Persona struct {
 }
 
 // Approve fills in the defaults of p for a tool declared at declared: the
-// declared risk when p.Risk is "", and approvedByDefault as approvedBy when
+// declared risk when p.Risk is "", and ApprovedByDefault as approvedBy when
 // that risk is reviewed or high and p names no one (unless Unapproved).
 func (p Persona) Approve(declared string) Persona {
 	if p.Risk == "" {
@@ -35,18 +35,19 @@ func (p Persona) Approve(declared string) Persona {
 	switch {
 	case p.Unapproved:
 		p.ApprovedBy = ""
-	case p.ApprovedBy == "" && needsApproval(p.Risk):
-		p.ApprovedBy = approvedByDefault
+	case p.ApprovedBy == "" && NeedsApproval(p.Risk):
+		p.ApprovedBy = ApprovedByDefault
 	}
 	return p
 }
 
-// approvedByDefault is what Median sends as approvedBy on an approved call
-// with no name on record.
-const approvedByDefault = "A teammate"
+// ApprovedByDefault is what Median sends as approvedBy on an approved call
+// with no name on record (docs/PROTOCOL.md §2).
+const ApprovedByDefault = "A teammate"
 
-// needsApproval reports whether a call at risk is sent approved.
-func needsApproval(risk string) bool { return risk == "reviewed" || risk == "high" }
+// NeedsApproval reports whether §9 requires approvedBy on a call at risk
+// (reviewed or high).
+func NeedsApproval(risk string) bool { return risk == "reviewed" || risk == "high" }
 
 // NewID returns a fresh toolCallId: "call_" and 16 random bytes in hex.
 func NewID() string {
