@@ -60,69 +60,166 @@ func (s *rawSpan) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // never writes into body.
 func (s rawSpan) of(body []byte) []byte { return body[s.start:s.end:s.end] }
 
+// bodyFields is what a POST body says, as both of its decoders leave it:
+// decodeUsual reads the usual tool call straight off the tokens, and
+// decodeAny reads every other body through wireBody. Strings absent or null
+// are empty; given says which fields were there.
+type bodyFields struct {
+	op, input                              rawSpan
+	tool, toolCallID, conversationID, risk string
+	approvedBy, externalID, email, name    string
+	verified                               bool
+	given                                  field
+}
+
+// field is one of bodyFields' fields, or a set of them.
+type field uint16
+
+const (
+	fieldTool field = 1 << iota
+	fieldToolCallID
+	fieldConversationID
+	fieldRisk
+	fieldApprovedBy
+	fieldExternalID
+	fieldEmail
+	fieldName
+	fieldContext
+	fieldVisitor
+	fieldVerified
+)
+
+// stringOf returns the string field one names.
+func (f *bodyFields) stringOf(one field) *string {
+	switch one {
+	case fieldTool:
+		return &f.tool
+	case fieldToolCallID:
+		return &f.toolCallID
+	case fieldConversationID:
+		return &f.conversationID
+	case fieldRisk:
+		return &f.risk
+	case fieldApprovedBy:
+		return &f.approvedBy
+	case fieldExternalID:
+		return &f.externalID
+	case fieldEmail:
+		return &f.email
+	case fieldName:
+		return &f.name
+	}
+	panic("protocol: not a string field")
+}
+
 // decodeBody decodes a POST body (PROTOCOL.md §2). It returns op
 // "diagnostics" and a nil call for a DiagnosticsRequest, or the decoded
 // ToolCall. Errors are *Error values: invalid_body naming the field that is
 // missing, of the wrong type or given twice, or unknown_op.
 func decodeBody(body []byte) (op string, call *Call, err error) {
+	var f bodyFields
+	if !decodeUsual(body, &f) {
+		f = bodyFields{}
+		if err := decodeAny(body, &f); err != nil {
+			return "", nil, err
+		}
+	}
+	return f.call(body)
+}
+
+// decodeAny decodes any body into f through wireBody, and explains a body
+// it cannot take.
+func decodeAny(body []byte, f *bodyFields) *Error {
 	var w wireBody
 	if err := jsonv2.Unmarshal(body, &w); err != nil {
 		if !repeatedInInput(err) {
-			return "", nil, bodyError(err)
+			return bodyError(err)
 		}
 		// A name given twice inside the input is the input's problem, which
 		// the schema check answers (invalid_input, naming it) after the
 		// tool lookup.
 		if w, err = decodeRepeatingInput(body); err != nil {
-			return "", nil, bodyError(err)
+			return bodyError(err)
 		}
 	}
-	if w.Op.kind != 0 {
+	f.op, f.input = w.Op, w.Input
+	f.take(fieldTool, w.Tool)
+	f.take(fieldToolCallID, w.ToolCallID)
+	if c := w.Context; c != nil {
+		f.given |= fieldContext
+		f.take(fieldConversationID, c.ConversationID)
+		f.take(fieldRisk, c.Risk)
+		f.take(fieldApprovedBy, c.ApprovedBy)
+		if v := c.Visitor; v != nil {
+			f.given |= fieldVisitor
+			if v.Verified != nil {
+				f.given |= fieldVerified
+				f.verified = *v.Verified
+			}
+			f.take(fieldExternalID, v.ExternalID)
+			f.take(fieldEmail, v.Email)
+			f.take(fieldName, v.Name)
+		}
+	}
+	return nil
+}
+
+// take sets the string field one to *s when s is given.
+func (f *bodyFields) take(one field, s *string) {
+	if s != nil {
+		f.given |= one
+		*f.stringOf(one) = *s
+	}
+}
+
+// call checks the decoded fields in the contract's order and builds the
+// call (or reports the diagnostics op).
+func (f *bodyFields) call(body []byte) (op string, call *Call, err error) {
+	if f.op.kind != 0 {
 		var name string
-		if w.Op.kind != '"' || jsonv2.Unmarshal(w.Op.of(body), &name) != nil || name != opDiagnostics {
-			return "", nil, newError(CodeUnknownOp, fmt.Sprintf("op %s is not supported; the only op is %q", truncate(string(w.Op.of(body)), 40), opDiagnostics))
+		if f.op.kind != '"' || jsonv2.Unmarshal(f.op.of(body), &name) != nil || name != opDiagnostics {
+			return "", nil, newError(CodeUnknownOp, fmt.Sprintf("op %s is not supported; the only op is %q", truncate(string(f.op.of(body)), 40), opDiagnostics))
 		}
 		return opDiagnostics, nil, nil
 	}
-	switch c := w.Context; {
-	case w.Tool == nil:
+	switch has := f.given; {
+	case has&fieldTool == 0:
 		return "", nil, invalidBody("tool: required (a string naming the tool)")
-	case *w.Tool == "":
+	case f.tool == "":
 		return "", nil, invalidBody("tool: must not be empty")
-	case w.ToolCallID == nil:
+	case has&fieldToolCallID == 0:
 		return "", nil, invalidBody("toolCallId: required (a string)")
-	case *w.ToolCallID == "":
+	case f.toolCallID == "":
 		return "", nil, invalidBody("toolCallId: must not be empty")
-	case w.Input.kind == 0 || w.Input.kind == 'n':
+	case f.input.kind == 0 || f.input.kind == 'n':
 		return "", nil, invalidBody("input: required (an object)")
-	case w.Input.kind != '{':
-		return "", nil, invalidBody("input: expected object, got " + kindName(w.Input.kind))
-	case c == nil:
+	case f.input.kind != '{':
+		return "", nil, invalidBody("input: expected object, got " + kindName(f.input.kind))
+	case has&fieldContext == 0:
 		return "", nil, invalidBody("context: required (an object)")
-	case c.ConversationID == nil:
+	case has&fieldConversationID == 0:
 		return "", nil, invalidBody("context.conversationId: required (a string)")
-	case c.Risk == nil:
+	case has&fieldRisk == 0:
 		return "", nil, invalidBody("context.risk: required (one of low, medium, reviewed, high)")
-	case Risk(*c.Risk).rank() == 0:
-		return "", nil, invalidBody(fmt.Sprintf("context.risk: %q is not one of low, medium, reviewed, high", truncate(*c.Risk, 40)))
-	case c.Visitor == nil:
+	case Risk(f.risk).rank() == 0:
+		return "", nil, invalidBody(fmt.Sprintf("context.risk: %q is not one of low, medium, reviewed, high", truncate(f.risk, 40)))
+	case has&fieldVisitor == 0:
 		return "", nil, invalidBody("context.visitor: required (an object)")
-	case c.Visitor.Verified == nil:
+	case has&fieldVerified == 0:
 		return "", nil, invalidBody("context.visitor.verified: required (a boolean)")
 	}
-	c, v := w.Context, w.Context.Visitor
 	call = &Call{
-		Tool:           *w.Tool,
-		ToolCallID:     *w.ToolCallID,
-		ConversationID: *c.ConversationID,
-		Risk:           Risk(*c.Risk),
-		Visitor:        Visitor{Verified: *v.Verified, UnverifiedEmail: deref(v.Email), UnverifiedName: deref(v.Name)},
-		ApprovedBy:     deref(c.ApprovedBy),
-		RawInput:       w.Input.of(body),
+		Tool:           f.tool,
+		ToolCallID:     f.toolCallID,
+		ConversationID: f.conversationID,
+		Risk:           Risk(f.risk),
+		Visitor:        Visitor{Verified: f.verified, UnverifiedEmail: f.email, UnverifiedName: f.name},
+		ApprovedBy:     f.approvedBy,
+		RawInput:       f.input.of(body),
 		Body:           body,
 	}
 	if call.Visitor.Verified {
-		call.Visitor.externalID = deref(v.ExternalID)
+		call.Visitor.externalID = f.externalID
 	}
 	return "", call, nil
 }

@@ -334,3 +334,40 @@ func TestDecodeBodyMessages(t *testing.T) {
 		assert.EqualError(t, err, "invalid_body: "+want, body)
 	}
 }
+
+// usualBodies are tool calls decodeUsual reads itself, without handing
+// them to the slower decodeAny.
+var usualBodies = []string{
+	fullCall,
+	`{"tool":"t","toolCallId":"c","input":{},"context":{"conversationId":"","risk":"low","visitor":{"verified":false}}}`,
+	`{"extra":[1,{"a":null}],"tool":"t","toolCallId":"c\u00e9\n","input":{"a":[1,2,{"b":"c"}]},"context":{"more":{},"conversationId":"conv","risk":"high","visitor":{"verified":true,"externalId":"u","other":1},"approvedBy":"A teammate"}}` + " \n",
+	`{"tool":"t","toolCallId":"c","input":{},"context":{"conversationId":"c","risk":"extreme","visitor":{"verified":true}}}`,
+	`{"toolCallId":"c","input":{},"context":{}}`,
+}
+
+func TestDecodeUsualReadsTheUsualCall(t *testing.T) {
+	for _, body := range usualBodies {
+		var usual, any bodyFields
+		require.True(t, decodeUsual([]byte(body), &usual), body)
+		require.Nil(t, decodeAny([]byte(body), &any), body)
+		assert.Equal(t, any, usual, body)
+	}
+	// Each of these goes to decodeAny, which decodes or explains it.
+	for _, body := range []string{
+		`{"op":"diagnostics"}`,
+		`{"tool":null,"toolCallId":"c","input":{},"context":{"conversationId":"c","risk":"low","visitor":{"verified":true}}}`,
+		`{"tool":1}`,
+		`{"to\u006fl":"t"}`,
+		`{"tool":"a","tool":"b"}`,
+		`{"input":{"a":1,"a":2}}`,
+		`{"context":{"visitor":{"verified":"yes"}}}`,
+		`{"input":[]}`,
+		`{} {}`,
+		`{"tool":"a"`,
+		"{\"tool\":\"\xff\"}",
+		`[]`,
+	} {
+		var f bodyFields
+		assert.False(t, decodeUsual([]byte(body), &f), body)
+	}
+}

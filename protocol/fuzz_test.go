@@ -737,3 +737,27 @@ func fuzzBoolInt(b bool) int {
 	}
 	return 0
 }
+
+// FuzzDecodeUsual holds the tool call read off the tokens to the one
+// decoded through wireBody: whatever decodeUsual takes, decodeAny takes
+// too, with the same fields.
+func FuzzDecodeUsual(f *testing.F) {
+	for _, s := range fuzzBodySeeds {
+		f.Add([]byte(s))
+	}
+	for _, s := range usualBodies {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var usual, any bodyFields
+		if !decodeUsual(body, &usual) {
+			return
+		}
+		if err := decodeAny(body, &any); err != nil {
+			t.Fatalf("decodeUsual took %q, which decodeAny refuses: %v", body, err)
+		}
+		if usual != any {
+			t.Fatalf("decodeUsual(%q) = %+v, decodeAny = %+v", body, usual, any)
+		}
+	})
+}
