@@ -125,13 +125,9 @@ func parseUsualSignature(sig *signature, h string) bool {
 	if digits > 18 { // 18 digits always fit in an int64
 		return false
 	}
-	var ms int64
-	for i := 2; i < 2+digits; i++ {
-		c := h[i]
-		if c < '0' || c > '9' {
-			return false
-		}
-		ms = ms*10 + int64(c-'0')
+	ms, ok := parseMillis(h[2 : 2+digits])
+	if !ok {
+		return false
 	}
 	rest := h[2+digits:]
 	if rest[:4] != ",v1=" {
@@ -142,6 +138,37 @@ func parseUsualSignature(sig *signature, h string) bool {
 	}
 	sig.timestamp, sig.ts, sig.hasV1 = ms, h[2:2+digits], true
 	return true
+}
+
+// parseMillis reads at most 18 decimal digits, eight at a time while it
+// can, and reports false when one is not a digit.
+func parseMillis(s string) (int64, bool) {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	var n int64
+	for len(s) >= 8 {
+		x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		// Per byte, high bit set when it is below '0' (x-'0' borrows) or above '9'.
+		if ((x-0x30*ones)|(x+(0x80-0x3a)*ones)|x)&high != 0 {
+			return 0, false
+		}
+		x -= 0x30 * ones                                      // each byte 0-9, first digit lowest
+		x = (x*10 + x>>8) & 0x00ff00ff00ff00ff                // pairs: 0-99 per 16 bits
+		x = (x*100 + x>>16) & 0x0000ffff0000ffff              // fours: 0-9999 per 32 bits
+		n = n*100_000_000 + int64((x*10000+x>>32)&0xffffffff) // eight
+		s = s[8:]
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i] - '0'
+		if c > 9 {
+			return 0, false
+		}
+		n = n*10 + int64(c)
+	}
+	return n, true
 }
 
 // decodeHex32 decodes 64 hex digits (either case) into dst, eight at a
