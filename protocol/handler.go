@@ -38,6 +38,10 @@ type Handler struct {
 	stats      *stats        // the diagnostics report's counters
 	appTimeout time.Duration // bounds cfg.Diagnostics, the report's app entry
 
+	// systemClock is true when Config.Now was not set: a request's start
+	// (time.Now in begin) is then also its now, read once.
+	systemClock bool
+
 	// Warnings that could come once per request are logged at most once
 	// per logInterval each.
 	offContract rareLog // a handler answered a verified call outside the contract
@@ -56,7 +60,7 @@ type Handler struct {
 // returns a nil Handler.
 func New(cfg Config) (*Handler, error) {
 	h := &Handler{cfg: withDefaults(cfg), tools: make(map[string]*Tool, len(cfg.Tools)),
-		appTimeout: min(orDefault(cfg.DiagnosticsTimeout, defaultAppTimeout), maxAppTimeout)}
+		appTimeout: min(orDefault(cfg.DiagnosticsTimeout, defaultAppTimeout), maxAppTimeout), systemClock: cfg.Now == nil}
 	h.runner, _ = h.cfg.Store.(claimRunner)
 	var problems []error
 	for i, t := range cfg.Tools {
@@ -172,7 +176,10 @@ func (h *Handler) front(ctx context.Context, st *callState, req Request) (Respon
 		return errorResponse(keys.err), false
 	}
 	// 3. the signature header, before a byte of the body is read
-	now := h.cfg.Now()
+	now := st.start
+	if !h.systemClock {
+		now = h.cfg.Now()
+	}
 	sig, err := parseSignature(req.Signature)
 	if err == nil {
 		if err = sig.checkTime(now, h.cfg.Tolerance); err != nil {

@@ -428,7 +428,7 @@ func TestCloseStopsKeyReads(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	src := &source{}
 	src.set(nil, testKey)
-	h, err := New(Config{KeySource: src.read, KeyRefresh: time.Millisecond, Logger: discardLogger()})
+	h, err := New(Config{KeySource: src.read, KeyRefresh: time.Millisecond, Logger: discardLogger(), Now: func() time.Time { return testNow }})
 	require.NoError(t, err)
 	eventually(t, "the source is read again", func() bool { return src.calls.Load() > 2 })
 	require.NoError(t, h.Close())
@@ -436,7 +436,6 @@ func TestCloseStopsKeyReads(t *testing.T) {
 	calls := src.calls.Load()
 	time.Sleep(20 * time.Millisecond)
 	assert.Equal(t, calls, src.calls.Load(), "no read after Close")
-	h.cfg.Now = func() time.Time { return testNow }
 	assert.True(t, accepts(h, testKey), "the Handler still answers under the keys in force")
 
 	h, err = New(Config{Keys: []string{testKey}, Logger: discardLogger()})

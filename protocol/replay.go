@@ -73,8 +73,8 @@ func (h *Handler) claimLease(st *callState) time.Duration {
 //
 // A Store is given the hex SHA-256 of the toolCallId and of the body, the
 // same in every instance that shares it. The built-in memory store, which
-// no other process reads, is given its own 128-bit digests instead, made in
-// about a seventh of the time (memstore's package documentation), and is
+// no other process reads, is given digests of its own instead, made in a
+// fraction of the time (memstore's package documentation), and is
 // called directly: it never waits, fails only on arguments the core never
 // passes, and does not panic.
 func (h *Handler) acquireClaim(ctx context.Context, st *callState) (Response, bool) {
@@ -86,7 +86,7 @@ func (h *Handler) acquireClaim(ctx context.Context, st *callState) (Response, bo
 	var resp Response
 	var outcome int
 	if mem, inProcess := store.(memoryStore); inProcess {
-		c.memKey, c.memFingerprint = mem.s.SumString(st.call.ToolCallID), mem.s.Sum(st.call.Body)
+		c.memKey, c.memFingerprint = mem.s.SumString(st.call.ToolCallID), mem.s.Fingerprint(st.call.Body)
 		lease := h.claimLease(st)
 		resp, outcome = h.waitClaim(ctx, st, lease, func() (ClaimStatus, []byte, error) {
 			status, answer, err := mem.s.Claim(c.memKey, c.memFingerprint, lease)
