@@ -108,8 +108,9 @@ const EntryOverhead = 224
 // it: at most this many unused slots (~2 KiB) stay behind in each shard.
 const minIndexRebuild = 64
 
-// Digest is a fixed-size digest of a key or a fingerprint, made by
-// [Store.Sum] or [Store.SumString] of the same store.
+// Digest is a fixed-size digest of a key, made by [Store.Sum] or
+// [Store.SumString], or a body's fingerprint, made by [Store.Fingerprint],
+// of the same store.
 type Digest [2]uint64
 
 // Options configures [New].
