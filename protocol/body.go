@@ -270,13 +270,6 @@ func bodyError(err error) *Error {
 
 func invalidBody(msg string) *Error { return newError(CodeInvalidBody, msg) }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // kindName names a JSON kind as a message says it.
 func kindName(k jsontext.Kind) string {
 	switch k {

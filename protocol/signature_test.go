@@ -1,12 +1,10 @@
 package protocol
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -252,45 +250,4 @@ func TestVerifySignatureIsTheWholeCheck(t *testing.T) {
 		})
 		assert.Zero(t, allocs)
 	})
-}
-
-// TestParseMillis holds the eight-at-a-time digit reader to strconv: every
-// length it takes, and every byte that is not a digit, at every place.
-func TestParseMillis(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for n := 1; n <= 18; n++ {
-		for range 200 {
-			digits := make([]byte, n)
-			for i := range digits {
-				digits[i] = byte('0' + rng.IntN(10))
-			}
-			want, err := strconv.ParseInt(string(digits), 10, 64)
-			require.NoError(t, err)
-			got, ok := parseMillis(string(digits))
-			require.True(t, ok, "%s", digits)
-			require.Equal(t, want, got, "%s", digits)
-
-			bad := bytes.Clone(digits)
-			bad[rng.IntN(n)] = []byte{'/', ':', '+', '-', ' ', 0, 0x80, 0xb0, 0xff, 'a'}[rng.IntN(10)]
-			_, ok = parseMillis(string(bad))
-			require.False(t, ok, "%q", bad)
-		}
-	}
-}
-
-// TestEqualMAC holds the word-at-a-time compare to bytes.Equal for equal
-// MACs and for MACs that differ in one bit anywhere.
-func TestEqualMAC(t *testing.T) {
-	var a [32]byte
-	for i := range a {
-		a[i] = byte(i * 7)
-	}
-	b := a
-	require.True(t, equalMAC(&a, &b))
-	for i := range 32 * 8 {
-		c := a
-		c[i/8] ^= 1 << (i % 8)
-		require.False(t, equalMAC(&a, &c), "bit %d", i)
-		require.False(t, equalMAC(&c, &a), "bit %d", i)
-	}
 }

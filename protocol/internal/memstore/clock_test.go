@@ -1,0 +1,51 @@
+package memstore
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestDefaultClock: without Options.Now the store runs on the
+// monotonic clock: a lease ends when its time has passed, and a lease or
+// TTL of math.MaxInt64 never ends.
+func TestDefaultClock(t *testing.T) {
+	s := New(Options{})
+	require.Nil(t, s.now)
+	forever := time.Duration(math.MaxInt64)
+	require.Equal(t, Acquired, claim(t, s, key(1), fp, forever))
+	require.Equal(t, Running, claim(t, s, key(1), fp, time.Minute), "a lease with no end stays held")
+	require.Zero(t, save(t, s, key(1), []byte("a"), forever))
+	require.Equal(t, Done, claim(t, s, key(1), fp, time.Minute), "an answer with no end is kept")
+	require.Equal(t, Conflict, claim(t, s, key(1), other, time.Minute))
+
+	require.Equal(t, Acquired, claim(t, s, key(2), fp, 200*time.Millisecond))
+	require.Equal(t, Running, claim(t, s, key(2), fp, time.Minute))
+	time.Sleep(250 * time.Millisecond)
+	require.Equal(t, Acquired, claim(t, s, key(2), fp, time.Minute), "a lease that ended is given to the next caller")
+
+	require.Equal(t, Acquired, claim(t, s, key(3), fp, time.Minute))
+	require.Zero(t, save(t, s, key(3), []byte("b"), 200*time.Millisecond))
+	require.Equal(t, Done, claim(t, s, key(3), fp, time.Minute))
+	time.Sleep(250 * time.Millisecond)
+	require.Equal(t, Acquired, claim(t, s, key(3), fp, time.Minute), "an answer whose TTL ended is dropped")
+
+	c0 := s.clock()
+	require.GreaterOrEqual(t, c0, int64(0))
+	require.LessOrEqual(t, c0, s.clock(), "the clock never goes back")
+}
+
+// TestFingerprintIsNotSum: a body's fingerprint is its own digest,
+// the same for equal bodies whatever their backing, and different from Sum
+// (nothing may compare one with the other).
+func TestFingerprintIsNotSum(t *testing.T) {
+	s := New(Options{})
+	body := []byte(`{"a":1}`)
+	require.Equal(t, s.Fingerprint(body), s.Fingerprint([]byte(string(body))))
+	require.NotEqual(t, s.Sum(body), s.Fingerprint(body))
+	require.Equal(t, s.Sum(body)[0], s.Fingerprint(body)[0])
+	require.Equal(t, Digest{s.Sum(nil)[0], 0}, s.Fingerprint(nil))
+	require.Equal(t, s.Fingerprint(nil), s.Fingerprint([]byte{}))
+}
