@@ -36,7 +36,6 @@ func decodeUsual(body []byte, f *bodyFields) bool {
 	if cap(d.text) > 4<<10 {
 		d.text = nil
 	}
-	clear(d.strings[:cap(d.strings)])
 	usualDecoders.Put(d)
 	return ok
 }
