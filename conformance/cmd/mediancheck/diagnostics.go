@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,46 +32,27 @@ func runDiagnostics(args []string, stdout, stderr io.Writer, getenv func(string)
 		fmt.Fprintf(stderr, "mediancheck diagnostics: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	key, ok := ep.key(getenv, stderr)
+	client, ok := ep.client(getenv, stderr)
 	if !ok {
 		return exitUsage
 	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), ep.timeout)
-	defer cancel()
-	body := []byte(`{"op":"diagnostics"}`)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, bytes.NewReader(body))
-	if err != nil {
-		fmt.Fprintf(stderr, "mediancheck diagnostics: %v\n", err)
+	x := client.Post(context.Background(), wire.DiagnosticsBody)
+	switch {
+	case errors.Is(x.Err, wire.ErrBadURL):
+		fmt.Fprintf(stderr, "mediancheck diagnostics: %v\n", x.Err)
 		return exitUsage
-	}
-	sent := time.Now()
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", wire.UserAgent())
-	req.Header.Set("Median-Signature", key.Sign(sent, body))
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.Do(req)
-	if err != nil {
-		fmt.Fprintf(stderr, "mediancheck diagnostics: the endpoint did not answer: %v\n", err)
+	case x.Status == 0:
+		fmt.Fprintf(stderr, "mediancheck diagnostics: the endpoint did not answer: %v\n", x.Err)
+		return exitFailed
+	case x.Err != nil:
+		fmt.Fprintf(stderr, "mediancheck diagnostics: %v\n", x.Err)
 		return exitFailed
 	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		fmt.Fprintf(stderr, "mediancheck diagnostics: reading the answer: %v\n", err)
-		return exitFailed
-	}
-	took := time.Since(sent)
 
-	fmt.Fprintf(stdout, "HTTP %d %s in %s\n", resp.StatusCode, resp.Header.Get("Content-Type"), took.Round(time.Millisecond))
-	var pretty bytes.Buffer
-	if json.Indent(&pretty, answer, "", "  ") == nil {
-		fmt.Fprintln(stdout, pretty.String())
-	} else {
-		fmt.Fprintln(stdout, string(answer))
-	}
+	fmt.Fprintf(stdout, "HTTP %d %s in %s\n", x.Status, x.ContentType(), x.Elapsed.Round(time.Millisecond))
+	printJSON(stdout, x.Answer)
 	fmt.Fprintln(stdout)
-	findings := readAnswer(resp.StatusCode, resp.Header.Get("Date"), sent, answer, key.Fingerprint(), ep.keyEnv)
+	findings := readAnswer(x.Status, x.Header.Get("Date"), x.SignedAt, x.Answer, client.Key.Fingerprint(), ep.keyEnv)
 	problems := 0
 	for _, f := range findings {
 		mark := "ok  "
