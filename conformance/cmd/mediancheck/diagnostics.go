@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/median-go/median/internal/wire"
@@ -196,12 +197,7 @@ func readReport(r wirereport.Report, fp, keyEnv string) []finding {
 		out = append(out, problemf("the newest read of %s, at %s, gave no usable key (%s): the keys above stay in force until a read gives one; the server's log says what is wrong", k.Source, k.At, k.Code))
 	}
 
-	codes := make([]string, 0, len(r.Refused))
-	for c := range r.Refused {
-		codes = append(codes, c)
-	}
-	sort.Strings(codes)
-	for _, c := range codes {
+	for _, c := range slices.Sorted(maps.Keys(r.Refused)) {
 		e := r.Refused[c]
 		line := fmt.Sprintf("%d request(s) refused %s, the last at %s", e.Count, c, e.Last)
 		switch protocol.Code(c) {
@@ -246,12 +242,7 @@ func readReport(r wirereport.Report, fp, keyEnv string) []finding {
 		out = append(out, okf("the manifest (%d tools, sha256 %s) was last fetched at %s", r.Manifest.Tools, short(r.Manifest.SHA256), r.Manifest.LastServed))
 	}
 
-	names := make([]string, 0, len(r.Tools))
-	for n := range r.Tools {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(r.Tools)) {
 		t := r.Tools[n]
 		bad := t.Failed + t.InvalidInput
 		if bad == 0 {
