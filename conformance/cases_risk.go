@@ -3,7 +3,9 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -77,11 +79,7 @@ func (s *session) floorSamples(keep func(risk string) bool, what string, refused
 		}
 	}
 	if len(out) == 0 {
-		names := make([]string, 0, len(tools))
-		for n := range tools {
-			names = append(names, n)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(tools))
 		o := noSample(fmt.Sprintf("for a tool declared %s (the manifest has %s)", what, strings.Join(names, ", ")), held)
 		if refused {
 			o.message += "; a correct endpoint refuses the floor cases' calls without running the tool: a sample whose input would be harmless should it run (an order that does not exist) needs no SideEffects"

@@ -12,9 +12,8 @@ type finding struct {
 	x        *roundTrip // the request judged, for the curl line
 }
 
-func pass(x *roundTrip) finding        { return finding{status: statusPass, x: x} }
-func skip(msg string) finding          { return finding{status: statusSkip, message: msg} }
-func skipf(f string, a ...any) finding { return skip(fmt.Sprintf(f, a...)) }
+func pass(x *roundTrip) finding { return finding{status: statusPass, x: x} }
+func skip(msg string) finding   { return finding{status: statusSkip, message: msg} }
 
 // fail reports a failed case about the round trip x.
 func fail(x *roundTrip, expected, format string, a ...any) finding {

@@ -114,14 +114,3 @@ func verdict(rep conformance.Report, id string) (conformance.Verdict, bool) {
 	}
 	return conformance.Verdict{}, false
 }
-
-// count returns how many verdicts of rep have status.
-func count(rep conformance.Report, status string) int {
-	n := 0
-	for _, v := range rep.Verdicts {
-		if v.Status == status {
-			n++
-		}
-	}
-	return n
-}

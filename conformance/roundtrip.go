@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -170,13 +169,4 @@ func parseAnswer(body []byte) (answer, error) {
 		return answer{}, fmt.Errorf("\"error\" must have exactly code and message; it has %s", answerjson.KeysOf(e))
 	}
 	return a, nil
-}
-
-// compactJSON returns raw compacted, or raw itself when it is not JSON.
-func compactJSON(raw []byte) []byte {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return raw
-	}
-	return b.Bytes()
 }

@@ -224,14 +224,9 @@ func TestBrowserBadAnswers(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, huge)
 	}))
-	s, err := New(Config{URL: up.URL, Key: testKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(srv.Close)
+	p := startInspector(t, up.URL, 0)
 	ctx := chromium(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/?token="+s.Token())); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(p.URL+"/?token="+p.s.Token())); err != nil {
 		t.Fatal(err)
 	}
 	waitText(t, ctx, "#form-problem", `the form cannot show "$ref"`)
@@ -274,15 +269,10 @@ func TestBrowserForm(t *testing.T) {
 		got.Unlock()
 		_, _ = io.WriteString(w, `{"result":{"ok":true}}`)
 	}))
-	s, err := New(Config{URL: up.URL, Key: testKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(srv.Close)
+	p := startInspector(t, up.URL, 0)
 	ctx := chromium(t)
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(srv.URL+"/?token="+s.Token()),
+		chromedp.Navigate(p.URL+"/?token="+p.s.Token()),
 		chromedp.WaitVisible(chromedp.CSS(`#form select[name="plan"]`)),
 	); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -64,11 +65,7 @@ func walkForm(node map[string]any, path string) string {
 		return walkForm(items, path+"/items")
 	case "object":
 		props, _ := node["properties"].(map[string]any)
-		names := make([]string, 0, len(props))
-		for name := range props {
-			names = append(names, name)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(props))
 		for _, name := range names {
 			p, ok := props[name].(map[string]any)
 			if !ok {

@@ -52,6 +52,8 @@ type page struct {
 	URL string // the base URL, without the token
 }
 
+// startInspector serves an inspector of endpoint, its requests bounded by
+// timeout (0: the default).
 func startInspector(t *testing.T, endpoint string, timeout time.Duration) *page {
 	t.Helper()
 	s, err := New(Config{URL: endpoint, Key: testKey, Timeout: timeout})

@@ -84,7 +84,7 @@ func (c *Client) do(ctx context.Context, method string, body []byte) Exchange {
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.URL, rd)
 	if err != nil {
-		x.Err = fmt.Errorf("the URL %q cannot be requested: %w", c.URL, err)
+		x.Err = fmt.Errorf("the URL %q %w: %w", c.URL, ErrBadURL, err)
 		return x
 	}
 	req.Header = x.RequestHeader.Clone()
@@ -111,6 +111,10 @@ func (c *Client) do(ctx context.Context, method string, body []byte) Exchange {
 	}
 	return x
 }
+
+// ErrBadURL is in an Exchange's Err when its URL cannot be requested at
+// all (a malformed -url): nothing was sent, and the fault is the caller's.
+var ErrBadURL = errors.New("cannot be requested")
 
 // noRedirects is the default client: a redirect is shown as the answer it
 // is, never followed with the signature to another place.

@@ -127,11 +127,16 @@ func (o *optional) Set(s string) error { o.value, o.set = s, true; return nil }
 // printAnswer prints the status, timing and body of x, JSON indented.
 func printAnswer(w io.Writer, x wire.Exchange) {
 	fmt.Fprintf(w, "HTTP %d %s (%s)\n", x.Status, x.ContentType(), x.Elapsed.Round(100*time.Microsecond))
+	printJSON(w, x.Answer)
+}
+
+// printJSON prints answer indented when it is JSON, as it is when not.
+func printJSON(w io.Writer, answer []byte) {
 	var pretty bytes.Buffer
-	if json.Indent(&pretty, x.Answer, "", "  ") == nil {
+	if json.Indent(&pretty, answer, "", "  ") == nil {
 		fmt.Fprintln(w, pretty.String())
 	} else {
-		fmt.Fprintln(w, string(x.Answer))
+		fmt.Fprintln(w, string(answer))
 	}
 }
 

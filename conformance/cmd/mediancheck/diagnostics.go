@@ -1,13 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/median-go/median/internal/wire"
@@ -32,46 +33,27 @@ func runDiagnostics(args []string, stdout, stderr io.Writer, getenv func(string)
 		fmt.Fprintf(stderr, "mediancheck diagnostics: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	key, ok := ep.key(getenv, stderr)
+	client, ok := ep.client(getenv, stderr)
 	if !ok {
 		return exitUsage
 	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), ep.timeout)
-	defer cancel()
-	body := []byte(`{"op":"diagnostics"}`)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, bytes.NewReader(body))
-	if err != nil {
-		fmt.Fprintf(stderr, "mediancheck diagnostics: %v\n", err)
+	x := client.Post(context.Background(), wire.DiagnosticsBody)
+	switch {
+	case errors.Is(x.Err, wire.ErrBadURL):
+		fmt.Fprintf(stderr, "mediancheck diagnostics: %v\n", x.Err)
 		return exitUsage
-	}
-	sent := time.Now()
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", wire.UserAgent())
-	req.Header.Set("Median-Signature", key.Sign(sent, body))
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.Do(req)
-	if err != nil {
-		fmt.Fprintf(stderr, "mediancheck diagnostics: the endpoint did not answer: %v\n", err)
+	case x.Status == 0:
+		fmt.Fprintf(stderr, "mediancheck diagnostics: the endpoint did not answer: %v\n", x.Err)
+		return exitFailed
+	case x.Err != nil:
+		fmt.Fprintf(stderr, "mediancheck diagnostics: %v\n", x.Err)
 		return exitFailed
 	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		fmt.Fprintf(stderr, "mediancheck diagnostics: reading the answer: %v\n", err)
-		return exitFailed
-	}
-	took := time.Since(sent)
 
-	fmt.Fprintf(stdout, "HTTP %d %s in %s\n", resp.StatusCode, resp.Header.Get("Content-Type"), took.Round(time.Millisecond))
-	var pretty bytes.Buffer
-	if json.Indent(&pretty, answer, "", "  ") == nil {
-		fmt.Fprintln(stdout, pretty.String())
-	} else {
-		fmt.Fprintln(stdout, string(answer))
-	}
+	fmt.Fprintf(stdout, "HTTP %d %s in %s\n", x.Status, x.ContentType(), x.Elapsed.Round(time.Millisecond))
+	printJSON(stdout, x.Answer)
 	fmt.Fprintln(stdout)
-	findings := readAnswer(resp.StatusCode, resp.Header.Get("Date"), sent, answer, key.Fingerprint(), ep.keyEnv)
+	findings := readAnswer(x.Status, x.Header.Get("Date"), x.SignedAt, x.Answer, client.Key.Fingerprint(), ep.keyEnv)
 	problems := 0
 	for _, f := range findings {
 		mark := "ok  "
@@ -215,12 +197,7 @@ func readReport(r wirereport.Report, fp, keyEnv string) []finding {
 		out = append(out, problemf("the newest read of %s, at %s, gave no usable key (%s): the keys above stay in force until a read gives one; the server's log says what is wrong", k.Source, k.At, k.Code))
 	}
 
-	codes := make([]string, 0, len(r.Refused))
-	for c := range r.Refused {
-		codes = append(codes, c)
-	}
-	sort.Strings(codes)
-	for _, c := range codes {
+	for _, c := range slices.Sorted(maps.Keys(r.Refused)) {
 		e := r.Refused[c]
 		line := fmt.Sprintf("%d request(s) refused %s, the last at %s", e.Count, c, e.Last)
 		switch protocol.Code(c) {
@@ -265,12 +242,7 @@ func readReport(r wirereport.Report, fp, keyEnv string) []finding {
 		out = append(out, okf("the manifest (%d tools, sha256 %s) was last fetched at %s", r.Manifest.Tools, short(r.Manifest.SHA256), r.Manifest.LastServed))
 	}
 
-	names := make([]string, 0, len(r.Tools))
-	for n := range r.Tools {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(r.Tools)) {
 		t := r.Tools[n]
 		bad := t.Failed + t.InvalidInput
 		if bad == 0 {
