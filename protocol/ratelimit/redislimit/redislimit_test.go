@@ -38,26 +38,12 @@ func startRedis(t *testing.T) *redistest.Server {
 	return redistest.Start(t)
 }
 
-// commands counts the commands a client sends.
-type commands struct{ n atomic.Int64 }
-
-func (c *commands) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-func (c *commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func newClient(t *testing.T, addr string) (*redis.Client, *commands) {
+func newClient(t *testing.T, addr string) (*redis.Client, *redistest.RoundTrips) {
 	t.Helper()
 	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: 1,
 		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = c.Close() })
-	cmds := &commands{}
+	cmds := &redistest.RoundTrips{}
 	c.AddHook(cmds)
 	return c, cmds
 }
@@ -141,11 +127,11 @@ func TestOneRoundTrip(t *testing.T) {
 	c, cmds := newClient(t, srv.Addr)
 	in := newInstance(t, c, ratelimit.Limit{Calls: 100, Per: time.Minute})
 	in.call(t, "conv_1") // EVALSHA, then EVAL when the script is not loaded yet
-	before := cmds.n.Load()
+	before := cmds.Load()
 	for range 10 {
 		in.call(t, "conv_1")
 	}
-	assert.Equal(t, int64(10), cmds.n.Load()-before, "one round trip per call")
+	assert.Equal(t, int64(10), cmds.Load()-before, "one round trip per call")
 }
 
 // TestLongConversationIDCostsOneKey: a count's key is the prefix and a
