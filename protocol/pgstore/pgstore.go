@@ -205,9 +205,10 @@ func (s *Store) query(key, fingerprint string) (call, error) {
 
 // escapeString quotes s as an escape string literal, E'…', which means the
 // same whatever standard_conforming_strings says.
-func escapeString(s string) string {
-	return "E'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(s) + "'"
-}
+func escapeString(s string) string { return "E'" + escaper.Replace(s) + "'" }
+
+// escaper doubles the backslashes and quotes of an escape string literal.
+var escaper = strings.NewReplacer(`\`, `\\`, `'`, `''`)
 
 // claim is the INSERT that takes the call and the SELECT that tells what
 // is there when it did not. The INSERT takes the call's advisory lock
