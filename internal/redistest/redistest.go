@@ -1,19 +1,24 @@
 // Package redistest finds or starts a Redis server for the module's tests:
 // [URL] for tests that need any server (protocol/redisstore, the examples),
-// [Start] for tests that freeze or kill their own.
+// [Start] for tests that freeze or kill their own, and [RoundTrips] to
+// count what a client sends.
 package redistest
 
 import (
 	"bufio"
+	"context"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/median-go/median/internal/testsupport"
 )
@@ -165,5 +170,35 @@ func (s *Server) stop() {
 		_ = s.cmd.Process.Kill()
 		_ = s.cmd.Wait()
 		s.cmd = nil
+	}
+}
+
+// RoundTrips is a go-redis hook that counts the round trips of the client
+// it is added to (client.AddHook): one per command, one per pipeline. Read
+// the count before and after the calls a test measures.
+type RoundTrips struct{ n atomic.Int64 }
+
+var _ redis.Hook = (*RoundTrips)(nil)
+
+// Load returns the round trips counted so far.
+func (r *RoundTrips) Load() int64 { return r.n.Load() }
+
+// DialHook implements redis.Hook: dials are not counted.
+func (r *RoundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook implements redis.Hook: each command is one round trip.
+func (r *RoundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		r.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+// ProcessPipelineHook implements redis.Hook: a pipeline is one round trip,
+// however many commands it holds.
+func (r *RoundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		r.n.Add(1)
+		return next(ctx, cmds)
 	}
 }

@@ -36,7 +36,7 @@ const migrateLock int64 = 0x6d656469616e6d67
 func MigrationSQL(opts Options) string {
 	opts = opts.withDefaults()
 	r := strings.NewReplacer(
-		defaultQualified, pgx.Identifier{opts.Schema, opts.Table}.Sanitize(),
+		defaultQualified, opts.qualified(),
 		defaultSchemaSQL, "SCHEMA IF NOT EXISTS "+pgx.Identifier{opts.Schema}.Sanitize(),
 		defaultIndex, pgx.Identifier{opts.Table + "_expires_at_idx"}.Sanitize(),
 	)

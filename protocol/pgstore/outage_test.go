@@ -141,18 +141,14 @@ func (o *outage) requireRecovers(t *testing.T, what string) time.Duration {
 		if codeOf(resp) == "" {
 			require.Equal(t, `{"result":"cancelled"}`, string(resp.Body), what)
 			require.Equal(t, before+1, o.cancels.Load(), "%s: the tool runs once", what)
-			var n int
-			require.NoError(t, o.pool.QueryRow(context.Background(), "SELECT count(*) FROM cancellations WHERE tool_call_id = $1", o.lastID).Scan(&n))
-			require.Equal(t, 1, n, "%s: its write committed", what)
+			require.Equal(t, 1, cancellations(t, o.pool, o.lastID), "%s: its write committed", what)
 			return time.Since(start)
 		}
 		if o.cancels.Load() != before {
 			// The tool ran, then its transaction failed (a connection of the
 			// pool broke): nothing of it may be left.
 			t.Logf("%s: the tool ran and its transaction failed: %s", what, resp.Body)
-			var n int
-			require.NoError(t, o.pool.QueryRow(context.Background(), "SELECT count(*) FROM cancellations WHERE tool_call_id = $1", o.lastID).Scan(&n))
-			require.Zero(t, n, "%s: a failed call left its write", what)
+			require.Zero(t, cancellations(t, o.pool, o.lastID), "%s: a failed call left its write", what)
 		}
 		require.True(t, time.Now().Before(deadline), "%s: still failing after 15s: %s", what, resp.Body)
 		time.Sleep(100 * time.Millisecond)
@@ -216,9 +212,7 @@ func TestPausedInsideTheTransaction(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "still failing 15s after SIGCONT: %s", again.Body)
 		time.Sleep(100 * time.Millisecond)
 	}
-	var n int
-	require.NoError(t, o.pool.QueryRow(context.Background(), "SELECT count(*) FROM cancellations WHERE tool_call_id = $1", id).Scan(&n))
-	require.Equal(t, 1, n, "the frozen transaction's write is gone; the next copy's committed")
+	require.Equal(t, 1, cancellations(t, o.pool, id), "the frozen transaction's write is gone; the next copy's committed")
 	require.Equal(t, int64(2), o.holds.Load(), "the tool ran again once, for the copy after the outage")
 }
 

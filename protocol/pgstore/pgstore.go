@@ -88,9 +88,10 @@ func New(pool *pgxpool.Pool, opts Options) (*Store, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
+	table := opts.qualified()
 	h := fnv.New64a()
-	_, _ = h.Write([]byte(opts.qualified()))
-	return &Store{pool: pool, table: opts.qualified(), lock: h.Sum64()}, nil
+	_, _ = h.Write([]byte(table))
+	return &Store{pool: pool, table: table, lock: h.Sum64()}, nil
 }
 
 // Kind names the store for diagnostics: "postgres".
@@ -176,8 +177,18 @@ func timeouts(ctx context.Context) string {
 	if deadline, ok := ctx.Deadline(); ok {
 		d = time.Until(deadline)
 	}
-	ms := strconv.FormatInt(max(d.Milliseconds(), 1), 10)
+	return localTimeouts(strconv.FormatInt(max(d.Milliseconds(), 1), 10))
+}
+
+// localTimeouts sets the transaction's statement and lock timeouts to ms
+// milliseconds: two statements.
+func localTimeouts(ms string) string {
 	return "SET LOCAL statement_timeout = " + ms + ";SET LOCAL lock_timeout = " + ms + ";"
+}
+
+// interval is d as an SQL interval literal, in whole milliseconds.
+func interval(d time.Duration) string {
+	return "interval '" + strconv.FormatInt(d.Milliseconds(), 10) + " milliseconds'"
 }
 
 // call is one call's statements: the table, the key and fingerprint as SQL
@@ -205,9 +216,10 @@ func (s *Store) query(key, fingerprint string) (call, error) {
 
 // escapeString quotes s as an escape string literal, E'…', which means the
 // same whatever standard_conforming_strings says.
-func escapeString(s string) string {
-	return "E'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(s) + "'"
-}
+func escapeString(s string) string { return "E'" + escaper.Replace(s) + "'" }
+
+// escaper doubles the backslashes and quotes of an escape string literal.
+var escaper = strings.NewReplacer(`\`, `\\`, `'`, `''`)
 
 // claim is the INSERT that takes the call and the SELECT that tells what
 // is there when it did not. The INSERT takes the call's advisory lock
@@ -218,7 +230,7 @@ func escapeString(s string) string {
 // own, so it sees what committed meanwhile.
 func (c call) claim(lease time.Duration) string {
 	return "INSERT INTO " + c.table + " AS c (call_key, fingerprint, answer, expires_at) " +
-		"SELECT " + c.key + ", " + c.fp + ", NULL, now() + interval '" + strconv.FormatInt(lease.Milliseconds(), 10) + " milliseconds' " +
+		"SELECT " + c.key + ", " + c.fp + ", NULL, now() + " + interval(lease) + " " +
 		"WHERE pg_try_advisory_xact_lock(" + c.lock + ") " +
 		"ON CONFLICT (call_key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, answer = NULL, expires_at = EXCLUDED.expires_at " +
 		"WHERE c.expires_at <= now() RETURNING 1;" +
@@ -257,7 +269,7 @@ func claimResult(fp string, inserted, found *pgconn.Result) (protocol.ClaimStatu
 // another body's live claim.
 func (c call) save(answer []byte, ttl time.Duration) string {
 	return "INSERT INTO " + c.table + " AS c (call_key, fingerprint, answer, expires_at) " +
-		"VALUES (" + c.key + ", " + c.fp + ", " + byteaLiteral(answer) + ", clock_timestamp() + interval '" + strconv.FormatInt(ttl.Milliseconds(), 10) + " milliseconds') " +
+		"VALUES (" + c.key + ", " + c.fp + ", " + byteaLiteral(answer) + ", clock_timestamp() + " + interval(ttl) + ") " +
 		"ON CONFLICT (call_key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, answer = EXCLUDED.answer, expires_at = EXCLUDED.expires_at " +
 		"WHERE (c.answer IS NULL AND c.fingerprint = EXCLUDED.fingerprint) OR c.expires_at <= now();"
 }

@@ -164,11 +164,16 @@ func TestOddFingerprintIsQuoted(t *testing.T) {
 	require.Equal(t, "\x00binary'\\answer", string(answer), "any bytes come back as saved")
 }
 
+// tableName is opts' table, quoted, with its schema.
+func tableName(opts pgstore.Options) string {
+	return pgx.Identifier{opts.Schema, opts.Table}.Sanitize()
+}
+
 // rows counts the rows of opts' table.
 func rows(t testing.TB, pool *pgxpool.Pool, opts pgstore.Options, where string, args ...any) int {
 	t.Helper()
 	var n int
-	q := "SELECT count(*) FROM " + pgx.Identifier{opts.Schema, opts.Table}.Sanitize()
+	q := "SELECT count(*) FROM " + tableName(opts)
 	if where != "" {
 		q += " WHERE " + where
 	}
@@ -189,7 +194,7 @@ func TestTheServerGivesUpToo(t *testing.T) {
 	tx, err := pool.Begin(ctx)
 	require.NoError(t, err)
 	defer func() { _ = tx.Rollback(ctx) }()
-	_, err = tx.Exec(ctx, "LOCK TABLE "+pgx.Identifier{opts.Schema, opts.Table}.Sanitize()+" IN ACCESS EXCLUSIVE MODE")
+	_, err = tx.Exec(ctx, "LOCK TABLE "+tableName(opts)+" IN ACCESS EXCLUSIVE MODE")
 	require.NoError(t, err)
 
 	start := time.Now()

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -33,15 +32,19 @@ func (c countingConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
-// countingPool is a pool on srv whose writes are counted in writes.
-func countingPool(t *testing.T, srv *pgtest.Server, writes *atomic.Int64) *pgxpool.Pool {
+// wrappedPool is a pool on url whose connections are wrap of the dialled
+// ones, closed when t ends.
+func wrappedPool(t *testing.T, url string, minConns int32, wrap func(net.Conn) net.Conn) *pgxpool.Pool {
 	t.Helper()
-	cfg, err := pgxpool.ParseConfig(srv.URL)
+	cfg, err := pgxpool.ParseConfig(url)
 	require.NoError(t, err)
-	cfg.MinConns = 1
+	cfg.MinConns = minConns
 	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		return countingConn{c, writes}, err
+		if err != nil {
+			return nil, err
+		}
+		return wrap(c), nil
 	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	require.NoError(t, err)
@@ -52,7 +55,7 @@ func countingPool(t *testing.T, srv *pgtest.Server, writes *atomic.Int64) *pgxpo
 func TestRoundTripsPerCall(t *testing.T) {
 	srv := pgtest.Start(t)
 	var writes atomic.Int64
-	pool := countingPool(t, srv, &writes)
+	pool := wrappedPool(t, srv.URL, 1, func(c net.Conn) net.Conn { return countingConn{c, &writes} })
 	s := newStore(t, pool, freshTable(t, pool))
 	ctx := context.Background()
 	key := "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
@@ -131,7 +134,7 @@ func TestRowSizeAndSweep(t *testing.T) {
 		save(i, time.Minute)
 	}
 	var size int64
-	table := pgx.Identifier{opts.Schema, opts.Table}.Sanitize()
+	table := tableName(opts)
 	_, err := pool.Exec(ctx, "VACUUM FULL "+table) // the live rows only, without the versions each save leaves behind
 	require.NoError(t, err)
 	require.NoError(t, pool.QueryRow(ctx, "SELECT pg_total_relation_size($1::regclass)", table).Scan(&size))
@@ -182,15 +185,7 @@ func TestLostCommitReplyIsChecked(t *testing.T) {
 	// answered with its result, which is what happened.
 	b := newBench(t)
 	var armed atomic.Bool
-	cfg, err := pgxpool.ParseConfig(b.srv.URL)
-	require.NoError(t, err)
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		return commitBreaker{c, &armed}, err
-	}
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
+	pool := wrappedPool(t, b.srv.URL, 0, func(c net.Conn) net.Conn { return commitBreaker{c, &armed} })
 	h, err := protocol.New(protocol.Config{
 		Keys: []string{storetest.Key}, Store: newStore(t, pool, b.opts), Logger: slog.New(slog.DiscardHandler),
 		Tools: []*protocol.Tool{b.cancelOrder()},

@@ -95,7 +95,7 @@ func (s *Store) RunClaimed(ctx context.Context, key, fingerprint string, lease, 
 		}
 	}()
 	results, err := tx.Conn().PgConn().Exec(claimCtx, q.claim(lease)+"SAVEPOINT "+savepoint+";"+
-		"SET LOCAL statement_timeout = "+leaseMs+";SET LOCAL lock_timeout = "+leaseMs+";").ReadAll()
+		localTimeouts(leaseMs)).ReadAll()
 	if err != nil {
 		return 0, nil, s.fail(claimCtx, "claim a call in", err)
 	}
@@ -148,7 +148,7 @@ func (s *Store) committed(ctx context.Context, q call, answer []byte, timeout ti
 // keep writes the answer on the row this transaction claimed.
 func (c call) keep(answer []byte, ttl time.Duration) string {
 	return "UPDATE " + c.table + " SET answer = " + byteaLiteral(answer) +
-		", expires_at = clock_timestamp() + interval '" + strconv.FormatInt(ttl.Milliseconds(), 10) + " milliseconds' " +
+		", expires_at = clock_timestamp() + " + interval(ttl) + " " +
 		"WHERE call_key = " + c.key + " AND fingerprint = " + c.fp + ";"
 }
 

@@ -105,8 +105,15 @@ func (b *bench) handler(t *testing.T) *protocol.Handler {
 // cancellations counts the rows the tool wrote for id.
 func (b *bench) cancellations(t *testing.T, id string) int {
 	t.Helper()
+	return cancellations(t, b.pool, id)
+}
+
+// cancellations counts the rows of the cancellations table on pool that
+// the call id wrote.
+func cancellations(t *testing.T, pool *pgxpool.Pool, id string) int {
+	t.Helper()
 	var n int
-	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT count(*) FROM cancellations WHERE tool_call_id = $1", id).Scan(&n))
+	require.NoError(t, pool.QueryRow(context.Background(), "SELECT count(*) FROM cancellations WHERE tool_call_id = $1", id).Scan(&n))
 	return n
 }
 

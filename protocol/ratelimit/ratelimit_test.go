@@ -1,13 +1,13 @@
 package ratelimit_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -34,7 +34,6 @@ type endpoint struct {
 	runs   sync.Map // tool name -> *atomic.Int64
 	events []protocol.Event
 	mu     sync.Mutex
-	logs   bytes.Buffer
 }
 
 func (e *endpoint) runCount(tool string) int64 {
@@ -342,7 +341,7 @@ func TestBackendFailureFailsOpen(t *testing.T) {
 			assert.Equal(t, int64(3), backend.calls.Load())
 			assert.Contains(t, logs.String(), "runs unlimited")
 			assert.Contains(t, logs.String(), "tool=lookup_order")
-			assert.Equal(t, 1, bytes.Count([]byte(logs.String()), []byte("runs unlimited")), "logged once, then at most every 10 s")
+			assert.Equal(t, 1, strings.Count(logs.String(), "runs unlimited"), "logged once, then at most every 10 s")
 		})
 	}
 }

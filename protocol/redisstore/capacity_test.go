@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/median-go/median/internal/redistest"
 	"github.com/median-go/median/protocol"
 	"github.com/median-go/median/protocol/redisstore"
 	"github.com/median-go/median/protocol/storetest"
@@ -100,21 +101,21 @@ func TestCapacityPerCall(t *testing.T) {
 	serve("call_warm_up") // loads both scripts on the server (EVALSHA, then EVAL)
 
 	const n = 1000
-	counter := &commandCounter{}
+	counter := &redistest.RoundTrips{}
 	c.AddHook(counter)
 	// Each loop's round trips are counted between the INFO readings.
 	before := readStats(t, c)
-	t0 := counter.n.Load()
+	t0 := counter.Load()
 	for i := range n {
 		serve(fmt.Sprintf("call_%024d", i))
 	}
-	newTrips := counter.n.Load() - t0
+	newTrips := counter.Load() - t0
 	afterNew := readStats(t, c)
-	t0 = counter.n.Load()
+	t0 = counter.Load()
 	for i := range n {
 		serve(fmt.Sprintf("call_%024d", i))
 	}
-	repeatTrips := counter.n.Load() - t0
+	repeatTrips := counter.Load() - t0
 	afterRepeat := readStats(t, c)
 
 	per := func(a, b serverStats, name string) float64 { return float64(b.calls[name]-a.calls[name]) / n }

@@ -80,26 +80,19 @@ func newOutage(t *testing.T) *outage {
 // not kept.
 func (o *outage) requireReadOnlyRuns(t *testing.T, what string) {
 	t.Helper()
-	body := fmt.Appendf(nil, `{"tool":"lookup_order","toolCallId":%q,"input":{"orderId":"A-1001"},`+
-		`"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false}}}`, storetest.NewID())
-	key, err := protocol.ParseKey(storetest.Key)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	start := time.Now()
-	resp := o.h.Serve(ctx, protocol.Request{Method: http.MethodPost, Signature: key.Sign(time.Now(), body), BodyBytes: body, ContentLength: int64(len(body))})
-	require.Less(t, time.Since(start), storeTimeout+hangMargin, "%s: the read-only call must be answered within the store deadline", what)
+	resp, took := o.call(t, "lookup_order")
+	require.Less(t, took, storeTimeout+hangMargin, "%s: the read-only call must be answered within the store deadline", what)
 	require.Equal(t, `{"result":"processing"}`, string(resp.Body), "%s: the read-only tool runs", what)
 	require.Equal(t, int64(1), o.looks.Load(), what)
 	require.Contains(t, o.logs.String(), "the read-only tool runs and its answer is not kept", what)
 }
 
-// call serves a fresh signed call and returns the answer and how long it
-// took.
-func (o *outage) call(t *testing.T) (protocol.Response, time.Duration) {
+// call serves a fresh signed call of tool and returns the answer and how
+// long it took.
+func (o *outage) call(t *testing.T, tool string) (protocol.Response, time.Duration) {
 	t.Helper()
-	body := fmt.Appendf(nil, `{"tool":"cancel_order","toolCallId":%q,"input":{"orderId":"A-1001"},`+
-		`"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false}}}`, storetest.NewID())
+	body := fmt.Appendf(nil, `{"tool":%q,"toolCallId":%q,"input":{"orderId":"A-1001"},`+
+		`"context":{"conversationId":"conv_1","risk":"low","visitor":{"verified":false}}}`, tool, storetest.NewID())
 	key, err := protocol.ParseKey(storetest.Key)
 	require.NoError(t, err)
 	sig := key.Sign(time.Now(), body)
@@ -133,7 +126,7 @@ func (o *outage) requireRuns(t *testing.T, what string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		before := o.runs.Load()
-		resp, _ = o.call(t)
+		resp, _ = o.call(t, "cancel_order")
 		if codeOf(resp) == "" || time.Now().After(deadline) {
 			break
 		}
@@ -147,12 +140,12 @@ func (o *outage) requireRuns(t *testing.T, what string) {
 
 func TestFrozenServer(t *testing.T) {
 	o := newOutage(t)
-	warm, _ := o.call(t) // loads the scripts, opens a connection
+	warm, _ := o.call(t, "cancel_order") // loads the scripts, opens a connection
 	require.Empty(t, codeOf(warm), "before the freeze: %s", warm.Body)
 	o.runs.Store(0)
 
 	o.srv.Pause()
-	resp, took := o.call(t)
+	resp, took := o.call(t, "cancel_order")
 	t.Logf("frozen Redis: answered %s in %s", codeOf(resp), took)
 	o.requireNotRun(t, resp, took, "Redis frozen (SIGSTOP)")
 	o.requireReadOnlyRuns(t, "Redis frozen (SIGSTOP)")
@@ -163,12 +156,12 @@ func TestFrozenServer(t *testing.T) {
 
 func TestKilledServer(t *testing.T) {
 	o := newOutage(t)
-	warm, _ := o.call(t)
+	warm, _ := o.call(t, "cancel_order")
 	require.Empty(t, codeOf(warm), "before the kill: %s", warm.Body)
 	o.runs.Store(0)
 
 	o.srv.Kill()
-	resp, took := o.call(t)
+	resp, took := o.call(t, "cancel_order")
 	t.Logf("killed Redis: answered %s in %s", codeOf(resp), took)
 	o.requireNotRun(t, resp, took, "Redis killed")
 	o.requireReadOnlyRuns(t, "Redis killed")
@@ -247,7 +240,7 @@ func TestDiagnosticsDuringAnOutage(t *testing.T) {
 	require.Equal(t, true, store["reachable"])
 
 	o.srv.Pause()
-	resp, took := o.call(t)
+	resp, took := o.call(t, "cancel_order")
 	o.requireNotRun(t, resp, took, "Redis frozen (SIGSTOP)")
 	store = report()
 	require.Equal(t, false, store["reachable"])

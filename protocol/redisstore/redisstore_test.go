@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,25 +79,6 @@ func TestTwoInstances(t *testing.T) {
 	})
 }
 
-// commandCounter is a go-redis hook that counts commands sent.
-type commandCounter struct{ n atomic.Int64 }
-
-func (h *commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-func (h *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(1) // one round trip
-		return next(ctx, cmds)
-	}
-}
-
 const fp = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 // key returns a store key in the core's format, 64 hex digits.
@@ -117,24 +97,24 @@ func TestOneRoundTripPerStep(t *testing.T) {
 	_, err = s.Save(ctx, key("warm_up"), fp, []byte(`{"result":1}`), time.Minute)
 	require.NoError(t, err)
 
-	counter := &commandCounter{}
+	counter := &redistest.RoundTrips{}
 	c.AddHook(counter)
 	st, _, err := s.Claim(ctx, key("call_1"), fp, time.Minute)
 	require.NoError(t, err)
 	require.Equal(t, protocol.ClaimAcquired, st)
-	require.Equal(t, int64(1), counter.n.Load(), "a claim must cost one round trip")
+	require.Equal(t, int64(1), counter.Load(), "a claim must cost one round trip")
 	st, _, err = s.Claim(ctx, key("call_1"), fp, time.Minute)
 	require.NoError(t, err)
 	require.Equal(t, protocol.ClaimRunning, st)
-	require.Equal(t, int64(2), counter.n.Load(), "a copy's claim must cost one round trip, and never wait")
+	require.Equal(t, int64(2), counter.Load(), "a copy's claim must cost one round trip, and never wait")
 	_, err = s.Save(ctx, key("call_1"), fp, []byte(`{"result":2}`), time.Minute)
 	require.NoError(t, err)
-	require.Equal(t, int64(3), counter.n.Load(), "a save must cost one round trip")
+	require.Equal(t, int64(3), counter.Load(), "a save must cost one round trip")
 	st, answer, err := s.Claim(ctx, key("call_1"), fp, time.Minute)
 	require.NoError(t, err)
 	require.Equal(t, protocol.ClaimDone, st)
 	require.Equal(t, `{"result":2}`, string(answer))
-	require.Equal(t, int64(4), counter.n.Load(), "a repeat must cost one round trip")
+	require.Equal(t, int64(4), counter.Load(), "a repeat must cost one round trip")
 }
 
 func TestStoredValue(t *testing.T) {
