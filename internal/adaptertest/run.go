@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/median-go/median/internal/testsupport"
 	"github.com/median-go/median/protocol"
 )
 
@@ -93,7 +94,7 @@ func Run(t *testing.T, a Adapter) {
 	t.Run("middleware chain", func(t *testing.T) {
 		for i, tc := range ChainCases(a) {
 			t.Run(tc.Name, func(t *testing.T) {
-				logs := &syncWriter{}
+				logs := &testsupport.Buffer{} // written from the server's goroutines while the test reads it
 				h, runs := NewHandler(func(cfg *protocol.Config) { cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil)) })
 				var mu sync.Mutex
 				var ran []int
@@ -291,25 +292,6 @@ func Run(t *testing.T, a Adapter) {
 			}
 		}
 	})
-}
-
-// syncWriter serializes writes to w: a handler's log lines may come from
-// the server's goroutines while the test reads them.
-type syncWriter struct {
-	mu sync.Mutex
-	w  bytes.Buffer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
-func (s *syncWriter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.String()
 }
 
 // Recorder is the kit's Answer: it answers the custom tools (and ToolEcho),
