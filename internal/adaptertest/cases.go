@@ -241,7 +241,8 @@ type Handled struct {
 	Visitor string          `json:"visitor"`
 }
 
-// Dispatched is what the Dispatch step answers for call.
+// Dispatched is the Handled the kit answers for call: the Dispatch step's
+// answer, and the Recorder's for ToolEcho and ToolCustom.
 func Dispatched(call *protocol.Call) Handled {
 	if call == nil {
 		return Handled{}

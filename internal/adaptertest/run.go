@@ -325,10 +325,9 @@ func (r *Recorder) Answer(s Seen) (any, error) {
 	case !bytes.Equal(s.Body, call.Body):
 		r.fail(fmt.Errorf("the handler read the body %q after the middleware, Median signed %q", s.Body, call.Body))
 	}
-	id, _ := call.Visitor.ExternalID()
 	switch call.Tool {
 	case ToolEcho, ToolCustom:
-		return Handled{Tool: call.Tool, Input: call.RawInput, Visitor: id}, nil
+		return Dispatched(call), nil
 	case ToolCustomBody:
 		return BodySeen{Body: string(s.Body)}, nil
 	case ToolCustomFail:
