@@ -195,11 +195,16 @@ type ChainCase struct {
 	Own   bool
 }
 
+// chainInput is the input of the ToolEcho call each chain case sends: a
+// registered tool, so that a Handler running it itself would show in
+// Runs.Echo.
+const chainInput = `{"text":"chain"}`
+
 // ChainCases are the handler chains every adapter's Mount must end at the
 // first handler that answers (see "Handler chains" in the protocol
 // package), for a's framework: the abort case only where it has one.
 func ChainCases(a Adapter) []ChainCase {
-	handled := Want{Status: http.StatusOK, Result: Handled{Tool: ToolCustom, Input: json.RawMessage(`{}`), Visitor: "user_7"}}
+	handled := Want{Status: http.StatusOK, Result: Handled{Tool: ToolEcho, Input: json.RawMessage(chainInput), Visitor: "user_7"}}
 	cases := []ChainCase{
 		{"a handler that writes directly ends the chain", []Step{Write, Dispatch}, []int{0}, Want{Status: http.StatusForbidden}, ForbiddenBody, true},
 		{"a handler that refuses with Respond ends the chain", []Step{Refuse, Dispatch}, []int{0}, Want{Status: http.StatusOK, Result: Refusal}, "", false},

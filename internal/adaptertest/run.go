@@ -99,7 +99,7 @@ func Run(t *testing.T, a Adapter) {
 				var mu sync.Mutex
 				var ran []int
 				c := Start(t, a.Chain(h, tc.Steps, func(i int) { mu.Lock(); ran = append(ran, i); mu.Unlock() }))
-				got := c.Do(t, Signed(http.MethodPost, ToolCall(ToolCustom, fmt.Sprintf("chain_%d", i), `{}`)))
+				got := c.Do(t, Signed(http.MethodPost, ToolCall(ToolEcho, fmt.Sprintf("chain_%d", i), chainInput)))
 				if tc.Own {
 					assert.Equal(t, tc.Want.Status, got.Status, "status (body %s)", got.Body)
 					assert.Equal(t, tc.Body, string(got.Body), "exactly one answer goes out: the handler's own")
