@@ -1,7 +1,6 @@
 package chimedian_test
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -37,8 +36,7 @@ func TestToolSeesChisRequestID(t *testing.T) {
 	chimedian.Mount(r, adaptertest.Path, h)
 
 	body := adaptertest.ToolCall("req_id", "call_req_id", `{}`)
-	req := httptest.NewRequest(http.MethodPost, adaptertest.Path, bytes.NewReader(body))
-	req.Header.Set(adaptertest.SignatureHeader, adaptertest.MustKey(adaptertest.Key).Sign(adaptertest.Now, body))
+	req := adaptertest.NewSignedRequest(http.MethodPost, adaptertest.Path, body)
 	req.Header.Set("X-Request-Id", "req-chi")
 	w := httptest.NewRecorder()
 	r.ServeHTTP(w, req)

@@ -1,7 +1,6 @@
 package echomedian_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -25,9 +24,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // signed returns a signed POST of body to adaptertest.Path on ctx.
 func signed(ctx context.Context, body []byte) *http.Request {
-	req := httptest.NewRequestWithContext(ctx, http.MethodPost, adaptertest.Path, bytes.NewReader(body))
-	req.Header.Set(adaptertest.SignatureHeader, adaptertest.MustKey(adaptertest.Key).Sign(adaptertest.Now, body))
-	return req
+	return adaptertest.NewSignedRequest(http.MethodPost, adaptertest.Path, body).WithContext(ctx)
 }
 
 // TestReturnedErrorIsTheAnswer checks that an error the handler returns

@@ -95,8 +95,7 @@ func TestDo(t *testing.T) {
 	do := fibermedian.Do(app)
 
 	body := adaptertest.ToolCall(adaptertest.ToolEcho, "call_do", `{"text":"do"}`)
-	req := httptest.NewRequest(http.MethodPost, "/median", strings.NewReader(string(body)))
-	req.Header.Set(adaptertest.SignatureHeader, adaptertest.MustKey(adaptertest.Key).Sign(adaptertest.Now, body))
+	req := adaptertest.NewSignedRequest(http.MethodPost, "/median", body)
 	res, err := do(req)
 	require.NoError(t, err)
 	got, err := io.ReadAll(res.Body)
@@ -284,8 +283,7 @@ func TestReturnedErrorIsTheAnswer(t *testing.T) {
 	})
 	body := adaptertest.ToolCall(adaptertest.ToolCustom, "call_err", `{}`)
 	for range 2 {
-		req := httptest.NewRequest(http.MethodPost, adaptertest.Path, bytes.NewReader(body))
-		req.Header.Set(adaptertest.SignatureHeader, adaptertest.MustKey(adaptertest.Key).Sign(adaptertest.Now, body))
+		req := adaptertest.NewSignedRequest(http.MethodPost, adaptertest.Path, body)
 		res, err := fibermedian.Do(app)(req)
 		require.NoError(t, err)
 		got, _ := io.ReadAll(res.Body)
@@ -314,8 +312,7 @@ func TestToolSeesTheUserContext(t *testing.T) {
 	fibermedian.Mount(app, adaptertest.Path, h)
 
 	body := adaptertest.ToolCall(adaptertest.ToolValue, "call_user_ctx", `{}`)
-	req := httptest.NewRequest(http.MethodPost, adaptertest.Path, bytes.NewReader(body))
-	req.Header.Set(adaptertest.SignatureHeader, adaptertest.MustKey(adaptertest.Key).Sign(adaptertest.Now, body))
+	req := adaptertest.NewSignedRequest(http.MethodPost, adaptertest.Path, body)
 	res, err := fibermedian.Do(app)(req)
 	require.NoError(t, err)
 	got, _ := io.ReadAll(res.Body)

@@ -62,9 +62,9 @@ func ExampleMount() {
 	// 200 {"result":{"orderId":"A-1001","status":"shipped"}}
 }
 
-// Mount with handlers: the middleware verifies every request and answers
+// Mount with a handler: the middleware verifies every request and answers
 // all but verified tool calls, which your handler answers with Respond.
-func ExampleMount_handlers() {
+func ExampleMount_handler() {
 	r := gin.New()
 	ginmedian.Mount(r.Group("/api"), "/median", newHandler(), func(c *gin.Context) {
 		call, _ := ginmedian.CallFrom(c)

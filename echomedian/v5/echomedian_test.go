@@ -1,7 +1,6 @@
 package echomedian_test
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -107,9 +106,7 @@ func TestValuesOnTheRequestContext(t *testing.T) {
 
 // serve sends a request signed with the kit's key at the kit's clock to e.
 func serve(e *echo.Echo, method, path string, body []byte) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(method, path, bytes.NewReader(body))
-	req.Header.Set(adaptertest.SignatureHeader, adaptertest.MustKey(adaptertest.Key).Sign(adaptertest.Now, body))
 	w := httptest.NewRecorder()
-	e.ServeHTTP(w, req)
+	e.ServeHTTP(w, adaptertest.NewSignedRequest(method, path, body))
 	return w
 }

@@ -64,9 +64,9 @@ func ExampleMount() {
 	// 200 {"result":{"orderId":"A-1001","status":"shipped"}}
 }
 
-// Mount with handlers: the middleware verifies every request and answers
-// all but verified tool calls, which your handlers answer with Respond.
-func ExampleMount_handlers() {
+// Mount with a handler: the middleware verifies every request and answers
+// all but verified tool calls, which your handler answers with Respond.
+func ExampleMount_handler() {
 	app := fiber.New()
 	fibermedian.Mount(app.Group("/api"), "/median", newHandler(), func(c fiber.Ctx) error {
 		call, _ := fibermedian.CallFrom(c)

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,7 +47,7 @@ func TestHeadOnGetRoutes(t *testing.T) {
 	app.Post("/middleware", fibermedian.Middleware(h), answer)
 
 	for _, path := range []string{"/endpoint", "/middleware"} {
-		res := do(t, app, signed(http.MethodHead, path, nil))
+		res := do(t, app, adaptertest.NewSignedRequest(http.MethodHead, path, nil))
 		assert.Equal(t, http.StatusMethodNotAllowed, res.status, path)
 		assert.Equal(t, "GET, POST", res.allow, path)
 		assert.Equal(t, adaptertest.ContentType, res.contentType, path)
@@ -88,7 +87,7 @@ func TestErrorHandlerNeverRuns(t *testing.T) {
 			})
 			body := adaptertest.ToolCall(adaptertest.ToolCustom, "call_error", `{}`)
 			for range 2 {
-				res := do(t, app, signed(http.MethodPost, "/median", body))
+				res := do(t, app, adaptertest.NewSignedRequest(http.MethodPost, "/median", body))
 				assert.Equal(t, http.StatusOK, res.status)
 				assert.JSONEq(t, tc.want, string(res.body))
 			}
@@ -116,10 +115,10 @@ func TestMountChainsHandlers(t *testing.T) {
 			return fibermedian.Respond(c, call.Tool, nil)
 		})
 
-	res := do(t, app, signed(http.MethodPost, "/median", adaptertest.ToolCall(adaptertest.ToolCustom, "call_chain", `{}`)))
+	res := do(t, app, adaptertest.NewSignedRequest(http.MethodPost, "/median", adaptertest.ToolCall(adaptertest.ToolCustom, "call_chain", `{}`)))
 	assert.JSONEq(t, `{"result":"custom"}`, string(res.body))
 	anonymous := []byte(`{"tool":"custom","toolCallId":"call_anon","input":{},"context":{"conversationId":"c","risk":"low","visitor":{"verified":false}}}`)
-	res = do(t, app, signed(http.MethodPost, "/median/", anonymous))
+	res = do(t, app, adaptertest.NewSignedRequest(http.MethodPost, "/median/", anonymous))
 	assert.JSONEq(t, `{"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"not_signed_in","detail":"Sign in first."}}`, string(res.body))
 }
 
@@ -148,12 +147,12 @@ func TestToolContext(t *testing.T) {
 	})
 	fibermedian.Mount(app, "/median", h)
 
-	req := signed(http.MethodPost, "/median", adaptertest.ToolCall("request_id", "call_rid", `{}`))
+	req := adaptertest.NewSignedRequest(http.MethodPost, "/median", adaptertest.ToolCall("request_id", "call_rid", `{}`))
 	req.Header.Set("X-Request-Id", "req-42")
 	assert.JSONEq(t, `{"result":"req-42"}`, string(do(t, app, req).body))
 	assert.Equal(t, []string{"req-42"}, ids)
 
-	res := do(t, app, signed(http.MethodPost, "/median", adaptertest.ToolCall(adaptertest.ToolValue, "call_value", `{}`)))
+	res := do(t, app, adaptertest.NewSignedRequest(http.MethodPost, "/median", adaptertest.ToolCall(adaptertest.ToolValue, "call_value", `{}`)))
 	assert.JSONEq(t, `{"result":{"value":"from-locals"}}`, string(res.body))
 	ctxs := runs.Contexts()
 	require.Len(t, ctxs, 1)
@@ -171,7 +170,7 @@ func TestDo(t *testing.T) {
 	app := fiber.New()
 	fibermedian.Mount(app, "/median", h)
 
-	req := signed(http.MethodPost, "/median", adaptertest.ToolCall(adaptertest.ToolEcho, "call_do", `{"text":"do"}`))
+	req := adaptertest.NewSignedRequest(http.MethodPost, "/median", adaptertest.ToolCall(adaptertest.ToolEcho, "call_do", `{"text":"do"}`))
 	res := do(t, app, req)
 	assert.Equal(t, http.StatusOK, res.status)
 	assert.JSONEq(t, `{"result":{"text":"do","visitor":"user_7"}}`, string(res.body))
@@ -179,7 +178,7 @@ func TestDo(t *testing.T) {
 	assert.Empty(t, req.Header.Get("Content-Length"), "Do must not change the caller's request")
 
 	over := adaptertest.Padded(adaptertest.ToolCall(adaptertest.ToolEcho, "call_over", `{}`), adaptertest.MaxBodyBytes+1)
-	req = signed(http.MethodPost, "/median", over)
+	req = adaptertest.NewSignedRequest(http.MethodPost, "/median", over)
 	req.Body, req.ContentLength = io.NopCloser(io.MultiReader(bytes.NewReader(over))), -1
 	res = do(t, app, req)
 	assert.Equal(t, http.StatusRequestEntityTooLarge, res.status)
@@ -321,13 +320,6 @@ func do(t *testing.T, app *fiber.App, req *http.Request) reply {
 	body, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
 	return reply{res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("Allow"), body}
-}
-
-// signed returns a request signed with the kit's key at the kit's clock.
-func signed(method, path string, body []byte) *http.Request {
-	req := httptest.NewRequest(method, path, bytes.NewReader(body))
-	req.Header.Set(adaptertest.SignatureHeader, adaptertest.MustKey(adaptertest.Key).Sign(adaptertest.Now, body))
-	return req
 }
 
 // serve returns a Starter that serves app with fasthttp, without its

@@ -47,7 +47,7 @@ var NetHTTP = adaptertest.Adapter{
 	},
 	Chain: func(h *protocol.Handler, steps []adaptertest.Step, ran func(int)) adaptertest.Starter {
 		mux := http.NewServeMux()
-		h.Mount(mux, adaptertest.Path, netHTTPSteps(steps, ran, protocol.Respond)...)
+		h.Mount(mux, adaptertest.Path, chainOf(steps, ran, netHTTPStep(protocol.Respond))...)
 		return adaptertest.ServeHTTP(mux)
 	},
 	Flush:  "http.NewResponseController(w).Flush()",
@@ -81,13 +81,22 @@ func storeRequestID(next http.Handler) http.Handler {
 	})
 }
 
-// netHTTPSteps are the handlers of a chain on net/http (and chi, whose
+// chainOf is the handlers of an Adapter.Chain, the one for steps[i] made
+// by step(i, steps[i], ran) in the framework's handler type H.
+func chainOf[H any](steps []adaptertest.Step, ran func(int), step func(int, adaptertest.Step, func(int)) H) []H {
+	handlers := make([]H, len(steps))
+	for i, s := range steps {
+		handlers[i] = step(i, s, ran)
+	}
+	return handlers
+}
+
+// netHTTPStep makes the handlers of a chain on net/http (and chi, whose
 // handlers are net/http's), answering with respond. net/http has no abort:
 // a handler ends the chain by answering.
-func netHTTPSteps(steps []adaptertest.Step, ran func(int), respond func(http.ResponseWriter, *http.Request, any, error)) []http.Handler {
-	handlers := make([]http.Handler, len(steps))
-	for i, step := range steps {
-		handlers[i] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func netHTTPStep(respond func(http.ResponseWriter, *http.Request, any, error)) func(int, adaptertest.Step, func(int)) http.Handler {
+	return func(i int, step adaptertest.Step, ran func(int)) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ran(i)
 			switch step {
 			case adaptertest.Write:
@@ -110,7 +119,6 @@ func netHTTPSteps(steps []adaptertest.Step, ran func(int), respond func(http.Res
 			}
 		})
 	}
-	return handlers
 }
 
 // netHTTPAnswer is the handler behind the middleware on net/http: it

@@ -44,16 +44,16 @@ func BenchmarkAdapters(b *testing.B) {
 		handler http.Handler
 	}{
 		{"net/http", h},
-		{"gin", benchGin(h)},
-		{"echo", benchEcho(h)},
-		{"chi", benchChi(h)},
+		{"gin", endpointGin(h)},
+		{"echo", endpointEcho(h)},
+		{"chi", endpointChi(h)},
 	}
 	for _, s := range scenarios {
 		b.Run(s.name, func(b *testing.B) {
 			for _, fw := range handlers {
 				b.Run(fw.name, func(b *testing.B) { benchNetHTTP(b, fw.handler, s.req, s.status) })
 			}
-			b.Run("fiber", func(b *testing.B) { benchFiber(b, h, s.req, s.status) })
+			b.Run("fiber", func(b *testing.B) { benchFiberHandler(b, endpointFiberV2(h), s.req, s.status) })
 		})
 	}
 }
@@ -113,24 +113,6 @@ func BenchmarkMiddleware(b *testing.B) {
 	b.Run("fiber", func(b *testing.B) { benchFiberHandler(b, app.Handler(), req, http.StatusOK) })
 }
 
-func benchGin(h *protocol.Handler) http.Handler {
-	r := gin.New()
-	ginmedian.Mount(r, adaptertest.Path, h)
-	return r
-}
-
-func benchEcho(h *protocol.Handler) http.Handler {
-	e := echo.New()
-	echomedian.Mount(e, adaptertest.Path, h)
-	return e
-}
-
-func benchChi(h *protocol.Handler) http.Handler {
-	r := chi.NewRouter()
-	chimedian.Mount(r, adaptertest.Path, h)
-	return r
-}
-
 // benchNetHTTP sends r to handler b.N times, reusing the request and a
 // writer that discards the body.
 func benchNetHTTP(b *testing.B, handler http.Handler, r adaptertest.Request, status int) {
@@ -155,13 +137,6 @@ func benchNetHTTP(b *testing.B, handler http.Handler, r adaptertest.Request, sta
 			b.Fatalf("status %d, want %d", w.status, status)
 		}
 	}
-}
-
-// benchFiber sends r through a fiber app's fasthttp handler b.N times.
-func benchFiber(b *testing.B, h *protocol.Handler, r adaptertest.Request, status int) {
-	app := fiber.New(fiber.Config{DisableStartupMessage: true})
-	fibermedian.Mount(app, adaptertest.Path, h)
-	benchFiberHandler(b, app.Handler(), r, status)
 }
 
 // discardWriter is an http.ResponseWriter that keeps only the status.

@@ -31,7 +31,9 @@ var Chi = adaptertest.Adapter{
 	Chain: func(h *protocol.Handler, steps []adaptertest.Step, ran func(int)) adaptertest.Starter {
 		r := chi.NewRouter()
 		r.Use(chimiddleware.Recoverer)
-		r.Route(group, func(r chi.Router) { chimedian.Mount(r, route, h, netHTTPSteps(steps, ran, chimedian.Respond)...) })
+		r.Route(group, func(r chi.Router) {
+			chimedian.Mount(r, route, h, chainOf(steps, ran, netHTTPStep(chimedian.Respond))...)
+		})
 		return adaptertest.ServeHTTP(r)
 	},
 	Flush:  "http.NewResponseController(w).Flush()",

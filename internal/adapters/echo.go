@@ -31,11 +31,7 @@ var Echo = adaptertest.Adapter{
 	Chain: func(h *protocol.Handler, steps []adaptertest.Step, ran func(int)) adaptertest.Starter {
 		e := echo.New()
 		e.Use(echomiddleware.Recover())
-		handlers := make([]echo.HandlerFunc, len(steps))
-		for i, step := range steps {
-			handlers[i] = echoStep(i, step, ran)
-		}
-		echomedian.Mount(e.Group(group), route, h, handlers...)
+		echomedian.Mount(e.Group(group), route, h, chainOf(steps, ran, echoStep)...)
 		return adaptertest.ServeHTTP(e)
 	},
 	// echo stops a chain at a handler that returns an error; the core

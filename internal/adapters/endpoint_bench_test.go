@@ -22,9 +22,12 @@ import (
 	echov5 "github.com/labstack/echo/v5"
 	"github.com/valyala/fasthttp"
 
+	"github.com/median-go/median/chimedian"
+	"github.com/median-go/median/echomedian"
 	echov5median "github.com/median-go/median/echomedian/v5"
 	"github.com/median-go/median/fibermedian"
 	fiberv3median "github.com/median-go/median/fibermedian/v3"
+	"github.com/median-go/median/ginmedian"
 	"github.com/median-go/median/internal/adaptertest"
 	"github.com/median-go/median/protocol"
 )
@@ -57,10 +60,10 @@ func BenchmarkEndpoint(b *testing.B) {
 		median, byHand http.Handler
 	}{
 		{"net-http", endpointServeMux(h), k.serveMux()},
-		{"gin", benchGin(h), k.gin()},
-		{"echo-v4", benchEcho(h), k.echoV4()},
+		{"gin", endpointGin(h), k.gin()},
+		{"echo-v4", endpointEcho(h), k.echoV4()},
 		{"echo-v5", endpointEchoV5(h), k.echoV5()},
-		{"chi", benchChi(h), k.chi()},
+		{"chi", endpointChi(h), k.chi()},
 	} {
 		checkSame(b, fw.name, answer, req, map[string]http.Handler{"median": fw.median, "byhand": fw.byHand})
 		b.Run("fw="+fw.name+"/impl=median", func(b *testing.B) { benchNetHTTP(b, fw.median, req, http.StatusOK) })
@@ -83,10 +86,31 @@ func BenchmarkEndpoint(b *testing.B) {
 	}
 }
 
+// The endpoint-mode mounts the benchmarks measure: each adapter's
+// Mount(app, adaptertest.Path, h) on a new app of its framework.
+
 func endpointServeMux(h *protocol.Handler) http.Handler {
 	mux := http.NewServeMux()
 	h.Mount(mux, adaptertest.Path)
 	return mux
+}
+
+func endpointGin(h *protocol.Handler) http.Handler {
+	r := gin.New()
+	ginmedian.Mount(r, adaptertest.Path, h)
+	return r
+}
+
+func endpointEcho(h *protocol.Handler) http.Handler {
+	e := echov4.New()
+	echomedian.Mount(e, adaptertest.Path, h)
+	return e
+}
+
+func endpointChi(h *protocol.Handler) http.Handler {
+	r := chi.NewRouter()
+	chimedian.Mount(r, adaptertest.Path, h)
+	return r
 }
 
 func endpointEchoV5(h *protocol.Handler) http.Handler {

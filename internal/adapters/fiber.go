@@ -53,11 +53,7 @@ func FiberWith(cfg fiber.Config) adaptertest.Adapter {
 		Chain: func(h *protocol.Handler, steps []adaptertest.Step, ran func(int)) adaptertest.Starter {
 			app := fiber.New(cfg)
 			app.Use(fiberrecover.New())
-			handlers := make([]fiber.Handler, len(steps))
-			for i, step := range steps {
-				handlers[i] = fiberStep(i, step, ran)
-			}
-			fibermedian.Mount(app.Group(group), route, h, handlers...)
+			fibermedian.Mount(app.Group(group), route, h, chainOf(steps, ran, fiberStep)...)
 			return ServeFiber(app)
 		},
 		// A fiber handler passes a call on with c.Next(); returning without

@@ -51,11 +51,7 @@ func FiberV3With(cfg fiber.Config) adaptertest.Adapter {
 		Chain: func(h *protocol.Handler, steps []adaptertest.Step, ran func(int)) adaptertest.Starter {
 			app := fiber.New(cfg)
 			app.Use(fiberrecover.New())
-			handlers := make([]fiber.Handler, len(steps))
-			for i, step := range steps {
-				handlers[i] = fiberV3Step(i, step, ran)
-			}
-			fibermedian.Mount(app.Group(group), route, h, handlers...)
+			fibermedian.Mount(app.Group(group), route, h, chainOf(steps, ran, fiberV3Step)...)
 			return ServeFiberV3(app)
 		},
 		// A fiber handler passes a call on with c.Next(); returning without

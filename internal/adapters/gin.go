@@ -32,11 +32,7 @@ var Gin = adaptertest.Adapter{
 	Chain: func(h *protocol.Handler, steps []adaptertest.Step, ran func(int)) adaptertest.Starter {
 		r := gin.New()
 		r.Use(gin.Recovery())
-		handlers := make([]gin.HandlerFunc, len(steps))
-		for i, step := range steps {
-			handlers[i] = ginStep(i, step, ran)
-		}
-		ginmedian.Mount(r.Group(group), route, h, handlers...)
+		ginmedian.Mount(r.Group(group), route, h, chainOf(steps, ran, ginStep)...)
 		return adaptertest.ServeHTTP(r)
 	},
 	Abort:       "c.Abort()",

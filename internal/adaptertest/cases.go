@@ -195,19 +195,24 @@ type ChainCase struct {
 	Own   bool
 }
 
+// chainInput is the input of the ToolEcho call each chain case sends: a
+// registered tool, so that a Handler running it itself would show in
+// Runs.Echo.
+const chainInput = `{"text":"chain"}`
+
 // ChainCases are the handler chains every adapter's Mount must end at the
 // first handler that answers (see "Handler chains" in the protocol
 // package), for a's framework: the abort case only where it has one.
 func ChainCases(a Adapter) []ChainCase {
-	handled := Want{Status: http.StatusOK, Result: Handled{Tool: ToolCustom, Input: json.RawMessage(`{}`), Visitor: "user_7"}}
+	handled := Want{Status: http.StatusOK, Result: Handled{Tool: ToolEcho, Input: json.RawMessage(chainInput), Visitor: "user_7"}}
 	cases := []ChainCase{
 		{"a handler that writes directly ends the chain", []Step{Write, Dispatch}, []int{0}, Want{Status: http.StatusForbidden}, ForbiddenBody, true},
 		{"a handler that refuses with Respond ends the chain", []Step{Refuse, Dispatch}, []int{0}, Want{Status: http.StatusOK, Result: Refusal}, "", false},
 		{"a chain of three where the third answers", []Step{Pass, Pass, Dispatch}, []int{0, 1, 2}, handled, "", false},
 		{"a chain of three where the second writes", []Step{Pass, Write, Dispatch}, []int{0, 1}, Want{Status: http.StatusForbidden}, ForbiddenBody, true},
 		{"a chain where none answers", []Step{Pass, Pass}, []int{0, 1}, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "did not answer"}, "", false},
+		{"a handler that panics ends the chain", []Step{Panic, Dispatch}, []int{0}, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "failed unexpectedly"}, "", false},
 	}
-	cases = append(cases, ChainCase{"a handler that panics ends the chain", []Step{Panic, Dispatch}, []int{0}, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "failed unexpectedly"}, "", false})
 	if a.Abort != "" {
 		cases = append(cases, ChainCase{"a handler that aborts (" + a.Abort + ") ends the chain", []Step{Abort, Dispatch}, []int{0}, a.AbortAnswer, "", false})
 	}
@@ -241,7 +246,8 @@ type Handled struct {
 	Visitor string          `json:"visitor"`
 }
 
-// Dispatched is what the Dispatch step answers for call.
+// Dispatched is the Handled the kit answers for call: the Dispatch step's
+// answer, and the Recorder's for ToolEcho and ToolCustom.
 func Dispatched(call *protocol.Call) Handled {
 	if call == nil {
 		return Handled{}

@@ -1,11 +1,14 @@
 package adaptertest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -188,6 +191,15 @@ func Signed(method string, body []byte) Request {
 // SignedAt returns a request signed with Key at t.
 func SignedAt(method string, body []byte, t time.Time) Request {
 	return Request{Method: method, Body: body, Signature: header(MustKey(Key).Sign(t, body))}
+}
+
+// NewSignedRequest returns an incoming request (httptest.NewRequest) of
+// body to path, signed with Key at Now, for a test that serves one request
+// in process.
+func NewSignedRequest(method, path string, body []byte) *http.Request {
+	req := httptest.NewRequest(method, path, bytes.NewReader(body))
+	req.Header.Set(SignatureHeader, MustKey(Key).Sign(Now, body))
+	return req
 }
 
 // WithHeader returns a request carrying the median-signature header sig as

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/median-go/median/internal/testsupport"
 	"github.com/median-go/median/protocol"
 )
 
@@ -93,12 +94,12 @@ func Run(t *testing.T, a Adapter) {
 	t.Run("middleware chain", func(t *testing.T) {
 		for i, tc := range ChainCases(a) {
 			t.Run(tc.Name, func(t *testing.T) {
-				logs := &syncWriter{}
+				logs := &testsupport.Buffer{} // written from the server's goroutines while the test reads it
 				h, runs := NewHandler(func(cfg *protocol.Config) { cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil)) })
 				var mu sync.Mutex
 				var ran []int
 				c := Start(t, a.Chain(h, tc.Steps, func(i int) { mu.Lock(); ran = append(ran, i); mu.Unlock() }))
-				got := c.Do(t, Signed(http.MethodPost, ToolCall(ToolCustom, fmt.Sprintf("chain_%d", i), `{}`)))
+				got := c.Do(t, Signed(http.MethodPost, ToolCall(ToolEcho, fmt.Sprintf("chain_%d", i), chainInput)))
 				if tc.Own {
 					assert.Equal(t, tc.Want.Status, got.Status, "status (body %s)", got.Body)
 					assert.Equal(t, tc.Body, string(got.Body), "exactly one answer goes out: the handler's own")
@@ -293,25 +294,6 @@ func Run(t *testing.T, a Adapter) {
 	})
 }
 
-// syncWriter serializes writes to w: a handler's log lines may come from
-// the server's goroutines while the test reads them.
-type syncWriter struct {
-	mu sync.Mutex
-	w  bytes.Buffer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
-func (s *syncWriter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.String()
-}
-
 // Recorder is the kit's Answer: it answers the custom tools (and ToolEcho),
 // answers any other tool protocol.CodeUnknownTool, counts its runs and
 // remembers the first thing it found wrong with what the adapter handed it.
@@ -343,10 +325,9 @@ func (r *Recorder) Answer(s Seen) (any, error) {
 	case !bytes.Equal(s.Body, call.Body):
 		r.fail(fmt.Errorf("the handler read the body %q after the middleware, Median signed %q", s.Body, call.Body))
 	}
-	id, _ := call.Visitor.ExternalID()
 	switch call.Tool {
 	case ToolEcho, ToolCustom:
-		return Handled{Tool: call.Tool, Input: call.RawInput, Visitor: id}, nil
+		return Dispatched(call), nil
 	case ToolCustomBody:
 		return BodySeen{Body: string(s.Body)}, nil
 	case ToolCustomFail:
