@@ -25,21 +25,14 @@ import (
 // fastRefresh is the KeyRefresh of the tests.
 const fastRefresh = 5 * time.Millisecond
 
-// signedDiagnostics is a diagnostics POST signed with key at testNow; a
-// Handler answers it 200 once the signature verifies.
-func signedDiagnostics(key string) Request {
-	body := []byte(`{"op":"diagnostics"}`)
-	return Request{Method: http.MethodPost, Signature: mustParseKey(key).Sign(testNow, body), BodyBytes: body}
-}
-
 // codeFor returns the code h answers a request signed with key.
 func codeFor(h *Handler, key string) Code {
-	return h.Serve(context.Background(), signedDiagnostics(key)).code
+	return h.Serve(context.Background(), diagnosticsAt(key, testNow)).code
 }
 
 // accepts reports whether h verifies a request signed with key.
 func accepts(h *Handler, key string) bool {
-	return h.Serve(context.Background(), signedDiagnostics(key)).Status == http.StatusOK
+	return h.Serve(context.Background(), diagnosticsAt(key, testNow)).Status == http.StatusOK
 }
 
 // eventually fails the test unless cond holds within 10 s (the contract's
@@ -95,7 +88,7 @@ func TestKeyFileMissingAtStartIsPickedUp(t *testing.T) {
 	current, _ := keyFiles(t)
 	h, log, err := newFileHandler(t)
 	require.ErrorIs(t, err, CodeMissingSecret)
-	msg := requireError(t, h.Serve(context.Background(), signedDiagnostics(testKey)), http.StatusInternalServerError, CodeMissingSecret)
+	msg := requireError(t, h.Serve(context.Background(), diagnosticsAt(testKey, testNow)), http.StatusInternalServerError, CodeMissingSecret)
 	assert.Contains(t, msg, keyFileEnv)
 	assert.NotContains(t, msg, current, "the answer does not show the server's paths; the log does")
 	lines := log.find(t, "no usable key yet")
@@ -254,7 +247,7 @@ func TestKeyFileBadAtStart(t *testing.T) {
 			c.setup(t, current, previous)
 			h, _, err := newFileHandler(t)
 			require.ErrorIs(t, err, c.code)
-			requireError(t, h.Serve(context.Background(), signedDiagnostics(testKey)), http.StatusInternalServerError, c.code)
+			requireError(t, h.Serve(context.Background(), diagnosticsAt(testKey, testNow)), http.StatusInternalServerError, c.code)
 		})
 	}
 	t.Run("previous file alone", func(t *testing.T) {
@@ -404,7 +397,7 @@ func TestKeySourceNothingAtStart(t *testing.T) {
 	src.set(errors.New("not reachable yet"))
 	h, log, err := newSourceHandler(t, src)
 	require.ErrorIs(t, err, CodeMissingSecret)
-	msg := requireError(t, h.Serve(context.Background(), signedDiagnostics(testKey)), http.StatusInternalServerError, CodeMissingSecret)
+	msg := requireError(t, h.Serve(context.Background(), diagnosticsAt(testKey, testNow)), http.StatusInternalServerError, CodeMissingSecret)
 	assert.NotContains(t, msg, "not reachable yet", "the source's own error goes to the log only")
 	assert.Contains(t, log.String(), "not reachable yet")
 	src.set(nil, testKey)
@@ -480,7 +473,7 @@ func TestKeySwapUnderLoad(t *testing.T) {
 				if !accepts(h, testKey) {
 					bad.Add(1)
 				}
-				if resp := h.Serve(context.Background(), signedDiagnostics(otherKey)); resp.Status != http.StatusOK && resp.code != CodeInvalidSignature {
+				if resp := h.Serve(context.Background(), diagnosticsAt(otherKey, testNow)); resp.Status != http.StatusOK && resp.code != CodeInvalidSignature {
 					bad.Add(1)
 				}
 			}

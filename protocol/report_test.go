@@ -49,11 +49,6 @@ type wireReport struct {
 	raw string
 }
 
-func diagnosticsAt(key string, at time.Time) Request {
-	body := []byte(`{"op":"diagnostics"}`)
-	return Request{Method: http.MethodPost, Signature: mustParseKey(key).Sign(at, body), BodyBytes: body}
-}
-
 // reportTools: a tool that answers, one that fails with an error message
 // holding its input, one that refuses.
 func reportTools() []*Tool {
@@ -386,8 +381,7 @@ func TestReportIsCutWhateverItHolds(t *testing.T) {
 		keys = append(keys, fmt.Sprintf("mk_many_%02d_0123456789abcdefghijklmnopqrstuv", i))
 	}
 	h, _ := newHandler(t, Config{Keys: keys, Diagnostics: func(context.Context) (any, error) { return strings.Repeat("\u0001", 3000), nil }})
-	body := []byte(`{"op":"diagnostics"}`)
-	resp := h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: mustParseKey(keys[0]).Sign(testNow, body), BodyBytes: body})
+	resp := h.Serve(context.Background(), diagnosticsAt(keys[0], testNow))
 	assert.LessOrEqual(t, utf8.RuneCount(resp.Body), maxDiagnosticsChars)
 	var r wireReport
 	require.NoError(t, json.Unmarshal(requireResult(t, resp), &r), "%s", resp.Body)
