@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hkdf"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
@@ -84,12 +85,20 @@ func TestParseKeyDerivesWithHKDF(t *testing.T) {
 	assert.NotEqual(t, withSalt, got)
 }
 
+// TestKeyNeverPrintsSecret: a key shows as its fingerprint, which follows
+// §1.2: mk_ and 12 hex digits of SHA-256 over the derived secret.
 func TestKeyNeverPrintsSecret(t *testing.T) {
 	k := mustParseKey(testKey)
+	secret, err := deriveSecret(testKey)
+	require.NoError(t, err)
+	sum := sha256.Sum256(secret)
 	assert.Regexp(t, `^mk_[0-9a-f]{12}$`, k.st.fingerprint)
-	assert.Equal(t, "median key "+k.st.fingerprint, k.String())
+	assert.Equal(t, "mk_"+hex.EncodeToString(sum[:])[:12], k.Fingerprint())
+	assert.Equal(t, k.st.fingerprint, k.Fingerprint())
+	assert.Equal(t, "median key "+k.Fingerprint(), k.String())
 	assert.NotContains(t, k.String(), testKey)
-	assert.NotEqual(t, k.st.fingerprint, mustParseKey(otherKey).st.fingerprint)
+	assert.NotEqual(t, k.Fingerprint(), mustParseKey(otherKey).Fingerprint())
+	assert.Empty(t, Key{}.Fingerprint())
 	assert.Panics(t, func() { mustParseKey("short") })
 }
 

@@ -453,19 +453,6 @@ func TestHandlerReport(t *testing.T) {
 	assert.Len(t, wire.Manifest, 3, "sha256, tools, lastServed: the manifest's bytes are not in the wire form")
 }
 
-// TestFingerprint follows §1.2: mk_ and 12 hex digits of SHA-256 over the
-// derived secret.
-func TestFingerprint(t *testing.T) {
-	secret, err := deriveSecret(testKey)
-	require.NoError(t, err)
-	sum := sha256.Sum256(secret)
-	k := mustParseKey(testKey)
-	assert.Equal(t, "mk_"+hex.EncodeToString(sum[:])[:12], k.Fingerprint())
-	assert.Equal(t, "median key "+k.Fingerprint(), k.String())
-	assert.Empty(t, Key{}.Fingerprint())
-	assert.NotEqual(t, k.Fingerprint(), mustParseKey(otherKey).Fingerprint())
-}
-
 // TestLatencySample: the percentiles come from a bounded ring of the
 // recent durations.
 func TestLatencySample(t *testing.T) {
