@@ -307,16 +307,19 @@ func TestReportStoreKinds(t *testing.T) {
 	})
 }
 
-// TestReportOffAndReplaced: turned off answers diagnostics_unsupported;
-// replaced answers the replacement whole.
-func TestReportOffAndReplaced(t *testing.T) {
-	h, _ := newHandler(t, Config{DiagnosticsOff: true})
-	msg := requireError(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)), http.StatusOK, CodeDiagnosticsUnsupported)
-	assert.Contains(t, msg, "turned the diagnostics report off")
-	assert.NotEmpty(t, h.Report(context.Background()).Keys, "the typed report still works")
-
-	h, _ = newHandler(t, Config{DiagnosticsReplace: func(context.Context) (any, error) { return map[string]int{"mine": 1}, nil }})
-	assert.JSONEq(t, `{"mine":1}`, string(requireResult(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)))))
+// TestReportOff: turned off, with or without Config.Diagnostics, answers
+// diagnostics_unsupported; the typed report still works. (A replaced
+// report is TestDiagnosticsReplace's.)
+func TestReportOff(t *testing.T) {
+	for _, cfg := range []Config{
+		{DiagnosticsOff: true},
+		{DiagnosticsOff: true, Diagnostics: func(context.Context) (any, error) { return "unused", nil }},
+	} {
+		h, _ := newHandler(t, cfg)
+		msg := requireError(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)), http.StatusOK, CodeDiagnosticsUnsupported)
+		assert.Contains(t, msg, "turned the diagnostics report off")
+		assert.NotEmpty(t, h.Report(context.Background()).Keys, "the typed report still works")
+	}
 }
 
 // TestReportRequestsAreCheckedLikeAnyOther: a stale or wrongly signed
