@@ -272,9 +272,7 @@ func TestDecodeUsualStringsStay(t *testing.T) {
 func TestDecodeUsualParallel(t *testing.T) {
 	var wg sync.WaitGroup
 	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range 500 {
 				tool := fmt.Sprintf("tool_%d_%d", g, i)
 				email := strings.Repeat("m", (g*31+i)%6000)
@@ -291,7 +289,7 @@ func TestDecodeUsualParallel(t *testing.T) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

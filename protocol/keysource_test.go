@@ -446,9 +446,7 @@ func TestKeySwapUnderLoad(t *testing.T) {
 	require.NoError(t, err)
 	stop := make(chan struct{})
 	var swapper sync.WaitGroup
-	swapper.Add(1)
-	go func() {
-		defer swapper.Done()
+	swapper.Go(func() {
 		for i := 0; ; i++ {
 			select {
 			case <-stop:
@@ -462,14 +460,12 @@ func TestKeySwapUnderLoad(t *testing.T) {
 			}
 			time.Sleep(fastRefresh / 2)
 		}
-	}()
+	})
 	var wg sync.WaitGroup
 	var bad atomic.Int64
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 300; i++ {
+	for range 4 {
+		wg.Go(func() {
+			for range 300 {
 				if !accepts(h, testKey) {
 					bad.Add(1)
 				}
@@ -477,7 +473,7 @@ func TestKeySwapUnderLoad(t *testing.T) {
 					bad.Add(1)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(stop)
@@ -522,26 +518,23 @@ func TestKeyErrorsNameTheirSource(t *testing.T) {
 		t.Setenv(keyFileEnv, "")
 		t.Setenv(keyEnv, testKey)
 		t.Setenv(previousKeyEnv, "short")
-		log, _ := newLogger()
-		_, err := New(Config{Logger: log})
+		_, err := New(Config{Logger: discardLogger()})
 		require.ErrorIs(t, err, CodeInvalidMedianKey)
 		assert.Contains(t, err.Error(), "MEDIAN_KEY_PREVIOUS is not usable: it has 5 characters")
 	})
 	t.Run("Config.Keys", func(t *testing.T) {
-		log, _ := newLogger()
-		_, err := New(Config{Logger: log, Keys: []string{"short"}})
+		_, err := New(Config{Logger: discardLogger(), Keys: []string{"short"}})
 		require.ErrorIs(t, err, CodeInvalidMedianKey)
 		assert.Contains(t, err.Error(), "Config.Keys[0] is not usable: it has 5 characters")
-		_, err = New(Config{Logger: log, Keys: []string{testKey, "mk_a b"}})
+		_, err = New(Config{Logger: discardLogger(), Keys: []string{testKey, "mk_a b"}})
 		require.ErrorIs(t, err, CodeInvalidMedianKey)
 		assert.Contains(t, err.Error(), "Config.Keys[1] is not usable: it has 6 characters")
-		_, err = New(Config{Logger: log, Keys: []string{""}})
+		_, err = New(Config{Logger: discardLogger(), Keys: []string{""}})
 		require.ErrorIs(t, err, CodeMissingSecret)
 		assert.Contains(t, err.Error(), "Config.Keys[0] is empty")
 	})
 	t.Run("KeySource", func(t *testing.T) {
-		log, _ := newLogger()
-		h, err := New(Config{Logger: log, KeySource: func(context.Context) ([]string, error) { return []string{"", testKey}, nil }})
+		h, err := New(Config{Logger: discardLogger(), KeySource: func(context.Context) ([]string, error) { return []string{"", testKey}, nil }})
 		require.NotNil(t, h)
 		t.Cleanup(func() { require.NoError(t, h.Close()) })
 		require.ErrorIs(t, err, CodeMissingSecret)
