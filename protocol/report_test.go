@@ -506,16 +506,11 @@ func BenchmarkCountingPerCall(b *testing.B) {
 // (docs/PERFORMANCE.md has the command that alternates them). Besides the
 // wall time it reports the process's CPU time per call, cpu-ns/op.
 func BenchmarkTypedCallCounting(b *testing.B) {
-	tool := NewTool("quote_order", RiskLow, "Quotes an order.", func(_ context.Context, c ToolCall[orderInput]) (orderResult, error) {
-		return quoteOrder(c.Input), nil
-	})
+	tool := quoteOrderTool()
 	body := toolCall("quote_order", "call_0123456789abcdef0123456789abcdef", orderInputJSON(1<<10))
 	for _, counting := range []string{"on", "off"} {
 		b.Run("counting="+counting, func(b *testing.B) {
-			h, err := New(Config{Keys: []string{testKey}, Now: func() time.Time { return testNow }, Logger: discardLogger(), Tools: []*Tool{tool}, DisableReplayProtection: true})
-			if err != nil {
-				b.Fatal(err)
-			}
+			h := benchHandler(b, Config{Tools: []*Tool{tool}, DisableReplayProtection: true})
 			if counting == "off" {
 				h.stats = nil
 			}
