@@ -65,12 +65,25 @@ func writeFile(t *testing.T, path, content string) {
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
 }
 
-// newFileHandler builds a Handler that reads its keys from the files,
-// closed when the test ends, and returns New's error with it.
+// newFileHandler builds a Handler that reads its keys from the files.
 func newFileHandler(t *testing.T) (*Handler, *logBuffer, error) {
 	t.Helper()
+	return newReadingHandler(t, nil)
+}
+
+// newSourceHandler builds a Handler that reads its keys from src.
+func newSourceHandler(t *testing.T, src *source) (*Handler, *logBuffer, error) {
+	t.Helper()
+	return newReadingHandler(t, src.read)
+}
+
+// newReadingHandler builds a Handler that reads its keys every fastRefresh
+// from keySource, or from the key files when keySource is nil, closed when
+// the test ends, and returns New's error with it.
+func newReadingHandler(t *testing.T, keySource func(context.Context) ([]string, error)) (*Handler, *logBuffer, error) {
+	t.Helper()
 	log, buf := newLogger()
-	h, err := New(Config{KeyRefresh: fastRefresh, Now: func() time.Time { return testNow }, Logger: log})
+	h, err := New(Config{KeySource: keySource, KeyRefresh: fastRefresh, Now: func() time.Time { return testNow }, Logger: log})
 	require.NotNil(t, h, "a key problem alone still returns a Handler: %v", err)
 	t.Cleanup(func() { require.NoError(t, h.Close()) })
 	return h, buf, err
@@ -337,15 +350,6 @@ func (s *source) read(ctx context.Context) ([]string, error) {
 		panic("the secret manager's client panicked")
 	}
 	return append([]string(nil), s.keys...), s.err
-}
-
-func newSourceHandler(t *testing.T, src *source) (*Handler, *logBuffer, error) {
-	t.Helper()
-	log, buf := newLogger()
-	h, err := New(Config{KeySource: src.read, KeyRefresh: fastRefresh, Now: func() time.Time { return testNow }, Logger: log})
-	require.NotNil(t, h, "%v", err)
-	t.Cleanup(func() { h.Close() })
-	return h, buf, err
 }
 
 func TestKeySource(t *testing.T) {
