@@ -252,10 +252,6 @@ func TestDiagnosticsReplace(t *testing.T) {
 	diag := []byte(`{"op":"diagnostics"}`)
 	req := func() Request { return post(string(diag)) }
 
-	t.Run("turned off", func(t *testing.T) {
-		h, _ := newHandler(t, Config{DiagnosticsOff: true, Diagnostics: func(context.Context) (any, error) { return "unused", nil }})
-		requireError(t, h.Serve(context.Background(), req()), http.StatusOK, CodeDiagnosticsUnsupported)
-	})
 	t.Run("result", func(t *testing.T) {
 		h, _ := newHandler(t, Config{DiagnosticsReplace: func(ctx context.Context) (any, error) {
 			_, ok := ctx.Deadline()

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The benchmarks in this file put the core beside its floor: the work no
@@ -92,6 +91,27 @@ func quoteOrder(in orderInput) orderResult {
 	return out
 }
 
+// quoteOrderTool is the typed tool of the full-call benchmarks: quoteOrder
+// behind the core.
+func quoteOrderTool() *Tool {
+	return NewTool("quote_order", RiskLow, "Quotes an order.", func(_ context.Context, c ToolCall[orderInput]) (orderResult, error) {
+		return quoteOrder(c.Input), nil
+	})
+}
+
+// quoteOrderCalls returns n quote_order calls with input, each with its own
+// toolCallId, signed with testKey at testNow: made before timing, so that
+// signing is not measured and no call is answered from the replay store.
+func quoteOrderCalls(n int, input string) []Request {
+	k := mustParseKey(testKey)
+	reqs := make([]Request, n)
+	for i := range reqs {
+		body := []byte(toolCall("quote_order", fmt.Sprintf("call_%032d", i), input))
+		reqs[i] = Request{Method: http.MethodPost, Signature: k.Sign(testNow, body), BodyBytes: body, ContentLength: int64(len(body))}
+	}
+	return reqs
+}
+
 // orderInputJSON returns an input for orderInput whose call body (see
 // toolCall) is at most bodySize bytes and close to it.
 func orderInputJSON(bodySize int) string {
@@ -151,9 +171,7 @@ func BenchmarkTypedCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	prefix := []byte(strconv.FormatInt(testNow.UnixMilli(), 10) + ".")
-	tool := NewTool("quote_order", RiskLow, "Quotes an order.", func(_ context.Context, c ToolCall[orderInput]) (orderResult, error) {
-		return quoteOrder(c.Input), nil
-	})
+	tool := quoteOrderTool()
 	for _, size := range typedSizes {
 		input := orderInputJSON(size.size)
 		body := []byte(toolCall("quote_order", "call_0123456789abcdef0123456789abcdef", input))
@@ -194,22 +212,14 @@ func BenchmarkTypedCall(b *testing.B) {
 				}
 			}
 		})
-		// Signed before timing, each with its own toolCallId (16 MiB of
-		// bodies), the same for median and median-noreplay.
-		reqs := make([]Request, 0, min(1024, (16<<20)/size.size))
-		for i := range cap(reqs) {
-			body := []byte(toolCall("quote_order", fmt.Sprintf("call_%032d", i), input))
-			reqs = append(reqs, Request{Method: http.MethodPost, Signature: mustParseKey(testKey).Sign(testNow, body), BodyBytes: body, ContentLength: int64(len(body))})
-		}
+		// Up to 16 MiB of bodies, the same for median and median-noreplay.
+		reqs := quoteOrderCalls(min(1024, (16<<20)/size.size), input)
 		for _, impl := range []struct {
 			name     string
 			noReplay bool
 		}{{"median", false}, {"median-noreplay", true}} {
 			b.Run("size="+size.name+"/impl="+impl.name, func(b *testing.B) {
-				h, err := New(Config{Keys: []string{testKey}, Now: func() time.Time { return testNow }, Logger: discardLogger(), Tools: []*Tool{tool}, DisableReplayProtection: impl.noReplay})
-				if err != nil {
-					b.Fatal(err)
-				}
+				h := benchHandler(b, Config{Tools: []*Tool{tool}, DisableReplayProtection: impl.noReplay})
 				b.ReportAllocs()
 				b.SetBytes(int64(len(body)))
 				serveUnique(b, h, reqs)

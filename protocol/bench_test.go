@@ -3,8 +3,6 @@ package protocol
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,14 +14,16 @@ import (
 
 // Run with: go test ./protocol -run '^$' -bench . -benchmem
 
-// benchHandler returns a Handler with the echo tool, a fixed clock and a
-// silent logger.
+// benchHandler returns a Handler with testKey, a fixed clock, a silent
+// logger and cfg's tools, or the echo tool when cfg has none.
 func benchHandler(b *testing.B, cfg Config) *Handler {
 	b.Helper()
 	cfg.Keys = []string{testKey}
 	cfg.Now = func() time.Time { return testNow }
 	cfg.Logger = discardLogger()
-	cfg.Tools = []*Tool{echoTool(nil)}
+	if cfg.Tools == nil {
+		cfg.Tools = []*Tool{echoTool(nil)}
+	}
 	h, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -91,9 +91,7 @@ func BenchmarkDecodeBody(b *testing.B) {
 // path: decodeBody then Call.BindInput (both with v2), and
 // median+validate adds the schema check between them.
 func BenchmarkDecodeBind(b *testing.B) {
-	tool := NewTool("quote_order", RiskLow, "Quotes an order.", func(_ context.Context, c ToolCall[orderInput]) (orderResult, error) {
-		return quoteOrder(c.Input), nil
-	})
+	tool := quoteOrderTool()
 	if err := tool.err(); err != nil {
 		b.Fatal(err)
 	}
@@ -172,27 +170,17 @@ func serveUnique(b *testing.B, h *Handler, reqs []Request) {
 // machine barely move: what a call costs more at 2 than at 1 (contention,
 // cache lines moving between cores) bounds the scaling at 2 / that ratio.
 func BenchmarkTypedCallParallel(b *testing.B) {
-	tool := NewTool("quote_order", RiskLow, "Quotes an order.", func(_ context.Context, c ToolCall[orderInput]) (orderResult, error) {
-		return quoteOrder(c.Input), nil
-	})
+	tool := quoteOrderTool()
 	input := orderInputJSON(1 << 10)
-	k := mustParseKey(testKey)
 	for _, impl := range []struct {
 		name     string
 		noReplay bool
 	}{{"median", false}, {"median-noreplay", true}} {
 		b.Run("impl="+impl.name, func(b *testing.B) {
-			h, err := New(Config{Keys: []string{testKey}, Now: func() time.Time { return testNow }, Logger: discardLogger(), Tools: []*Tool{tool}, DisableReplayProtection: impl.noReplay})
-			if err != nil {
-				b.Fatal(err)
-			}
-			// One signed request per call, made before timing; a new Handler
-			// (and store) each time the benchmark runs.
-			reqs := make([]Request, b.N)
-			for i := range reqs {
-				body := []byte(toolCall("quote_order", fmt.Sprintf("call_%032d", i), input))
-				reqs[i] = Request{Method: http.MethodPost, Signature: k.Sign(testNow, body), BodyBytes: body, ContentLength: int64(len(body))}
-			}
+			// One request per call; a new Handler (and store) each time the
+			// benchmark runs.
+			h := benchHandler(b, Config{Tools: []*Tool{tool}, DisableReplayProtection: impl.noReplay})
+			reqs := quoteOrderCalls(b.N, input)
 			var next atomic.Int64
 			ctx := context.Background()
 			b.ReportAllocs()

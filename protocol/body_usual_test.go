@@ -18,8 +18,8 @@ import (
 const usualBase = `{"tool":"t","toolCallId":"c","input":{"a":1},"context":{"conversationId":"conv","risk":"low","visitor":{"verified":true,"externalId":"u","email":"e","name":"n"},"approvedBy":"A"}}`
 
 // checkUsualAgrees holds decodeUsual to decodeAny for body: when the fast
-// decoder takes it, the slow one must take it too with the same fields,
-// and decodeBody's answer is decodeAny's.
+// decoder takes it, the slow one must take it too with the same fields.
+// It reports whether decodeUsual took body.
 func checkUsualAgrees(t *testing.T, body []byte) (took bool) {
 	t.Helper()
 	var usual, slow bodyFields
@@ -30,6 +30,42 @@ func checkUsualAgrees(t *testing.T, body []byte) (took bool) {
 		require.Equal(t, slow, usual, "%q", body)
 	}
 	return took
+}
+
+// usualBodies are tool calls decodeUsual reads itself, without handing
+// them to the slower decodeAny.
+var usualBodies = []string{
+	fullCall,
+	`{"tool":"t","toolCallId":"c","input":{},"context":{"conversationId":"","risk":"low","visitor":{"verified":false}}}`,
+	`{"extra":[1,{"a":null}],"tool":"t","toolCallId":"c\u00e9\n","input":{"a":[1,2,{"b":"c"}]},"context":{"more":{},"conversationId":"conv","risk":"high","visitor":{"verified":true,"externalId":"u","other":1},"approvedBy":"A teammate"}}` + " \n",
+	`{"tool":"t","toolCallId":"c","input":{},"context":{"conversationId":"c","risk":"extreme","visitor":{"verified":true}}}`,
+	`{"toolCallId":"c","input":{},"context":{}}`,
+}
+
+// TestDecodeUsualReadsTheUsualCall: the calls Median sends take the fast
+// path, and the fast path hands everything else to decodeAny.
+func TestDecodeUsualReadsTheUsualCall(t *testing.T) {
+	for _, body := range usualBodies {
+		require.True(t, checkUsualAgrees(t, []byte(body)), "decodeUsual reads %q itself", body)
+	}
+	// Each of these goes to decodeAny, which decodes or explains it.
+	for _, body := range []string{
+		`{"op":"diagnostics"}`,
+		`{"tool":null,"toolCallId":"c","input":{},"context":{"conversationId":"c","risk":"low","visitor":{"verified":true}}}`,
+		`{"tool":1}`,
+		`{"to\u006fl":"t"}`,
+		`{"tool":"a","tool":"b"}`,
+		`{"input":{"a":1,"a":2}}`,
+		`{"context":{"visitor":{"verified":"yes"}}}`,
+		`{"input":[]}`,
+		`{} {}`,
+		`{"tool":"a"`,
+		"{\"tool\":\"\xff\"}",
+		`[]`,
+	} {
+		var f bodyFields
+		assert.False(t, decodeUsual([]byte(body), &f), body)
+	}
 }
 
 func TestDecodeUsualVariants(t *testing.T) {
@@ -236,9 +272,7 @@ func TestDecodeUsualStringsStay(t *testing.T) {
 func TestDecodeUsualParallel(t *testing.T) {
 	var wg sync.WaitGroup
 	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range 500 {
 				tool := fmt.Sprintf("tool_%d_%d", g, i)
 				email := strings.Repeat("m", (g*31+i)%6000)
@@ -255,7 +289,7 @@ func TestDecodeUsualParallel(t *testing.T) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

@@ -59,9 +59,9 @@ func TestMountChainEndsAtAHandlerThatWrites(t *testing.T) {
 	assert.JSONEq(t, `{"error":{"code":"execution_failed","message":"the server's handler did not answer this call"}}`, rec.Body.String())
 }
 
-// TestMountChainOfThree: handlers that do not answer pass the call on, in
-// order; the third answers.
-func TestMountChainOfThree(t *testing.T) {
+// TestMountChainRunsInOrder: handlers that do not answer pass the call on, in
+// order; the third answers. A handler that answers ends the chain.
+func TestMountChainRunsInOrder(t *testing.T) {
 	h, _ := newHandler(t, Config{Tools: appTools("lookup")})
 	var ran []string
 	pass := func(name string) http.Handler {
@@ -77,6 +77,30 @@ func TestMountChainOfThree(t *testing.T) {
 	mux.ServeHTTP(rec, httpPost("/m", toolCall("lookup", "three_1", `{}`)))
 	assert.Equal(t, `{"result":"found"}`, rec.Body.String())
 	assert.Equal(t, []string{"first", "second", "third"}, ran)
+
+	// Handlers run in order until one answers.
+	h, _ = newHandler(t, Config{Tools: appTools("forbidden", "allowed")})
+	mux = http.NewServeMux()
+	ran = nil
+	deny := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ran = append(ran, "deny")
+		if call, _ := CallFrom(r.Context()); call.Tool == "forbidden" {
+			Respond(w, r, nil, Refuse("not_allowed", "No."))
+		}
+	})
+	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ran = append(ran, "app")
+		Respond(w, r, "ok", nil)
+	})
+	h.Mount(mux, "/m", deny, app)
+	rec = httptest.NewRecorder()
+	mux.ServeHTTP(rec, httpPost("/m/", toolCall("forbidden", "m1", `{}`)))
+	assert.Contains(t, rec.Body.String(), "not_allowed")
+	assert.Equal(t, []string{"deny"}, ran)
+	rec = httptest.NewRecorder()
+	mux.ServeHTTP(rec, httpPost("/m", toolCall("allowed", "m2", `{}`)))
+	assert.Equal(t, `{"result":"ok"}`, rec.Body.String())
+	assert.Equal(t, []string{"deny", "deny", "app"}, ran)
 }
 
 // TestInterceptorErrorsAreExecutionFailed: whatever code an interceptor's

@@ -17,13 +17,11 @@ func TestSystemClockWindow(t *testing.T) {
 	h, err := New(Config{Keys: []string{testKey}, Logger: discardLogger()})
 	require.NoError(t, err)
 	require.True(t, h.systemClock)
-	key := mustParseKey(testKey)
-	body := []byte(`{"op":"diagnostics"}`)
 	for _, c := range []struct {
 		skew time.Duration
 		ok   bool
 	}{{0, true}, {-4 * time.Minute, true}, {4 * time.Minute, true}, {-6 * time.Minute, false}, {6 * time.Minute, false}} {
-		resp := h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: key.Sign(time.Now().Add(c.skew), body), BodyBytes: body})
+		resp := h.Serve(context.Background(), diagnosticsAt(testKey, time.Now().Add(c.skew)))
 		if c.ok {
 			assert.Equal(t, http.StatusOK, resp.Status, "skew %s: %s", c.skew, resp.Body)
 		} else {
@@ -39,9 +37,7 @@ func TestConfigNowIsReadPerRequest(t *testing.T) {
 	now := func() time.Time { return testNow.Add(time.Duration(offset.Load())) }
 	h, _ := newHandler(t, Config{Now: now})
 	require.False(t, h.systemClock)
-	key := mustParseKey(testKey)
-	body := []byte(`{"op":"diagnostics"}`)
-	req := Request{Method: http.MethodPost, Signature: key.Sign(testNow, body), BodyBytes: body}
+	req := diagnosticsAt(testKey, testNow)
 	assert.Equal(t, http.StatusOK, h.Serve(context.Background(), req).Status)
 	offset.Store(int64(5 * time.Minute))
 	assert.Equal(t, http.StatusOK, h.Serve(context.Background(), req).Status, "exactly 5 minutes is accepted")

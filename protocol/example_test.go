@@ -308,16 +308,43 @@ func mustKey(key string) protocol.Key {
 	return k
 }
 
+// downStore is a replay store that cannot be reached.
+type downStore struct{}
+
+func (downStore) Claim(context.Context, string, string, time.Duration) (protocol.ClaimStatus, []byte, error) {
+	return 0, nil, errors.New("dial tcp 10.0.0.5:6379: connection refused")
+}
+
+func (downStore) Save(context.Context, string, string, []byte, time.Duration) (int, error) {
+	return 0, errors.New("dial tcp 10.0.0.5:6379: connection refused")
+}
+
 // A lookup changes nothing: declared read-only, it still answers while the
 // replay store is down (its answer is then not kept), where a tool that
 // changes things is refused.
 func ExampleReadOnly() {
+	type orderID struct {
+		OrderID string `json:"orderId"`
+	}
 	lookup := protocol.NewTool("lookup_order", protocol.RiskLow, "Look up one of the visitor's orders.",
-		func(ctx context.Context, call protocol.ToolCall[struct {
-			OrderID string `json:"orderId"`
-		}]) (string, error) {
+		func(ctx context.Context, call protocol.ToolCall[orderID]) (string, error) {
 			return "processing", nil
 		}, protocol.ReadOnly())
-	fmt.Println(lookup.Risk())
-	// Output: low
+	cancel := protocol.NewTool("cancel_order", protocol.RiskLow, "Cancel one of the visitor's orders.",
+		func(ctx context.Context, call protocol.ToolCall[orderID]) (string, error) {
+			return "cancelled", nil
+		})
+	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: []*protocol.Tool{lookup, cancel}, Store: downStore{}})
+	if err != nil {
+		panic(err)
+	}
+	for _, tool := range []string{"lookup_order", "cancel_order"} {
+		body := strings.Replace(orderCall, "lookup_order", tool, 1)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, signed(http.MethodPost, "/api/median", body))
+		fmt.Println(tool, rec.Body.String())
+	}
+	// Output:
+	// lookup_order {"result":"processing"}
+	// cancel_order {"error":{"code":"execution_failed","message":"the server could not record this call in its replay store, so the tool was not run and nothing was changed"}}
 }

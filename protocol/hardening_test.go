@@ -21,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/median-go/median/internal/testsupport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -244,8 +243,8 @@ func TestToolTimeoutAnswersTimedOut(t *testing.T) {
 	assert.Contains(t, msg, "timed out")
 }
 
-// A DiagnosticsReplace that ignores its deadline are answered without waiting for
-// them; the late goroutine exits as soon as the function returns.
+// A DiagnosticsReplace that ignores its deadline is answered without
+// waiting for it; the late goroutine exits as soon as the function returns.
 func TestLateDiagnosticsDoNotLeak(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	release := make(chan struct{})
@@ -274,14 +273,14 @@ func TestLateDiagnosticsDoNotLeak(t *testing.T) {
 // leave no goroutine behind; the panic value stays in the log.
 func TestPanicsAreAnsweredWithoutLeaks(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	var logs testsupport.Buffer
+	logger, logs := newLogger()
 	panicky := NewTool("panicky", RiskLow, "Panics.",
 		func(ctx context.Context, call ToolCall[hardIn]) (any, error) {
 			panic("secret internal state " + call.Input.OrderID)
 		})
 	h := hardNew(t, Config{
 		Tools:              []*Tool{panicky},
-		Logger:             slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger:             logger,
 		DiagnosticsReplace: func(ctx context.Context) (any, error) { panic("diagnostics exploded") },
 	})
 	for _, tt := range []struct {
@@ -331,8 +330,7 @@ func hardMACs(ts time.Time, body []byte, keys ...string) []string {
 // identifies a key.
 func TestNoSecretInAnswersOrLogs(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	var logs testsupport.Buffer
-	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	logger, logs := newLogger()
 	var h *Handler
 	lookup := NewTool("lookup_order", RiskLow, "Looks up an order.",
 		func(ctx context.Context, call ToolCall[hardIn]) (any, error) {
@@ -467,9 +465,9 @@ func (panickyError) Unwrap() []error { return nil }
 // Serve.
 func TestDiagnosticsErrorMethodsPanic(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	var logs testsupport.Buffer
+	logger, logs := newLogger()
 	h := hardNew(t, Config{
-		Logger:             slog.New(slog.NewJSONHandler(&logs, nil)),
+		Logger:             logger,
 		DiagnosticsReplace: func(ctx context.Context) (any, error) { return nil, panickyError{} },
 	})
 	var resp Response

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hkdf"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
@@ -84,12 +85,20 @@ func TestParseKeyDerivesWithHKDF(t *testing.T) {
 	assert.NotEqual(t, withSalt, got)
 }
 
+// TestKeyNeverPrintsSecret: a key shows as its fingerprint, which follows
+// §1.2: mk_ and 12 hex digits of SHA-256 over the derived secret.
 func TestKeyNeverPrintsSecret(t *testing.T) {
 	k := mustParseKey(testKey)
+	secret, err := deriveSecret(testKey)
+	require.NoError(t, err)
+	sum := sha256.Sum256(secret)
 	assert.Regexp(t, `^mk_[0-9a-f]{12}$`, k.st.fingerprint)
-	assert.Equal(t, "median key "+k.st.fingerprint, k.String())
+	assert.Equal(t, "mk_"+hex.EncodeToString(sum[:])[:12], k.Fingerprint())
+	assert.Equal(t, k.st.fingerprint, k.Fingerprint())
+	assert.Equal(t, "median key "+k.Fingerprint(), k.String())
 	assert.NotContains(t, k.String(), testKey)
-	assert.NotEqual(t, k.st.fingerprint, mustParseKey(otherKey).st.fingerprint)
+	assert.NotEqual(t, k.Fingerprint(), mustParseKey(otherKey).Fingerprint())
+	assert.Empty(t, Key{}.Fingerprint())
 	assert.Panics(t, func() { mustParseKey("short") })
 }
 
@@ -138,8 +147,7 @@ func TestNewReportsKeyProblems(t *testing.T) {
 				requireError(t, h.Serve(context.Background(), req), http.StatusInternalServerError, tt.code)
 			}
 			if len(tt.keys) == 1 && tt.keys[0] != "" {
-				sig := mustParseKey(testKey).Sign(testNow, []byte(`{"op":"diagnostics"}`))
-				requireError(t, h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: sig, BodyBytes: []byte(`{"op":"diagnostics"}`)}), http.StatusInternalServerError, tt.code)
+				requireError(t, h.Serve(context.Background(), diagnosticsAt(testKey, testNow)), http.StatusInternalServerError, tt.code)
 			}
 			rec := serveHTTP(h, http.MethodPost, "", "{}")
 			requireError(t, rec, http.StatusInternalServerError, tt.code)
@@ -163,14 +171,11 @@ func TestKeyFromEnvironment(t *testing.T) {
 func TestSeveralKeys(t *testing.T) {
 	h, _ := newHandler(t, Config{Keys: []string{otherKey, testKey}})
 	assert.Equal(t, []string{mustParseKey(otherKey).st.fingerprint, mustParseKey(testKey).st.fingerprint}, fingerprints(h))
-	body := []byte(`{"op":"diagnostics"}`)
 	for _, key := range []string{testKey, otherKey} {
-		sig := mustParseKey(key).Sign(testNow, body)
-		requireReport(t, h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: sig, BodyBytes: body}))
+		requireReport(t, h.Serve(context.Background(), diagnosticsAt(key, testNow)))
 	}
 	third := "mk_third_key_000000000000000000000000000"
-	sig := mustParseKey(third).Sign(testNow, body)
-	requireError(t, h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: sig, BodyBytes: body}), http.StatusUnauthorized, CodeInvalidSignature)
+	requireError(t, h.Serve(context.Background(), diagnosticsAt(third, testNow)), http.StatusUnauthorized, CodeInvalidSignature)
 }
 
 // TestZeroHandlerNeverFailsOpen: a Handler not built by New has no key and
@@ -197,10 +202,6 @@ func fingerprints(h *Handler) []string {
 // TestKeyRotationFromEnvironment: PROTOCOL.md §1.2, MEDIAN_KEY and
 // MEDIAN_KEY_PREVIOUS when no keys are given in code.
 func TestKeyRotationFromEnvironment(t *testing.T) {
-	body := []byte(`{"op":"diagnostics"}`)
-	signedWith := func(key string) Request {
-		return Request{Method: http.MethodPost, Signature: mustParseKey(key).Sign(testNow, body), BodyBytes: body}
-	}
 	t.Run("both keys verify", func(t *testing.T) {
 		t.Setenv(keyEnv, testKey)
 		t.Setenv(previousKeyEnv, otherKey)
@@ -208,9 +209,9 @@ func TestKeyRotationFromEnvironment(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []string{mustParseKey(testKey).st.fingerprint, mustParseKey(otherKey).st.fingerprint}, fingerprints(h))
 		for _, key := range []string{testKey, otherKey} {
-			requireReport(t, h.Serve(context.Background(), signedWith(key)))
+			requireReport(t, h.Serve(context.Background(), diagnosticsAt(key, testNow)))
 		}
-		requireError(t, h.Serve(context.Background(), signedWith(strings.Repeat("z", 40))), http.StatusUnauthorized, CodeInvalidSignature)
+		requireError(t, h.Serve(context.Background(), diagnosticsAt(strings.Repeat("z", 40), testNow)), http.StatusUnauthorized, CodeInvalidSignature)
 	})
 	t.Run("unusable previous key is reported", func(t *testing.T) {
 		t.Setenv(keyEnv, testKey)
@@ -218,14 +219,14 @@ func TestKeyRotationFromEnvironment(t *testing.T) {
 		h, err := New(Config{Now: func() time.Time { return testNow }, Logger: discardLogger()})
 		require.ErrorIs(t, err, CodeInvalidMedianKey)
 		assert.Contains(t, err.Error(), previousKeyEnv, "the error names the variable to fix")
-		requireError(t, h.Serve(context.Background(), signedWith(testKey)), http.StatusInternalServerError, CodeInvalidMedianKey)
+		requireError(t, h.Serve(context.Background(), diagnosticsAt(testKey, testNow)), http.StatusInternalServerError, CodeInvalidMedianKey)
 	})
 	t.Run("previous key alone is missing_secret", func(t *testing.T) {
 		t.Setenv(keyEnv, "")
 		t.Setenv(previousKeyEnv, otherKey)
 		h, err := New(Config{Now: func() time.Time { return testNow }, Logger: discardLogger()})
 		require.ErrorIs(t, err, CodeMissingSecret)
-		requireError(t, h.Serve(context.Background(), signedWith(otherKey)), http.StatusInternalServerError, CodeMissingSecret)
+		requireError(t, h.Serve(context.Background(), diagnosticsAt(otherKey, testNow)), http.StatusInternalServerError, CodeMissingSecret)
 	})
 	t.Run("empty previous key counts as unset", func(t *testing.T) {
 		t.Setenv(keyEnv, testKey)
@@ -239,6 +240,6 @@ func TestKeyRotationFromEnvironment(t *testing.T) {
 		t.Setenv(previousKeyEnv, "too-short")
 		h, err := New(Config{Keys: []string{testKey}, Now: func() time.Time { return testNow }, Logger: discardLogger()})
 		require.NoError(t, err)
-		requireReport(t, h.Serve(context.Background(), signedWith(testKey)))
+		requireReport(t, h.Serve(context.Background(), diagnosticsAt(testKey, testNow)))
 	})
 }

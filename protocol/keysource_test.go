@@ -25,21 +25,14 @@ import (
 // fastRefresh is the KeyRefresh of the tests.
 const fastRefresh = 5 * time.Millisecond
 
-// signedDiagnostics is a diagnostics POST signed with key at testNow; a
-// Handler answers it 200 once the signature verifies.
-func signedDiagnostics(key string) Request {
-	body := []byte(`{"op":"diagnostics"}`)
-	return Request{Method: http.MethodPost, Signature: mustParseKey(key).Sign(testNow, body), BodyBytes: body}
-}
-
 // codeFor returns the code h answers a request signed with key.
 func codeFor(h *Handler, key string) Code {
-	return h.Serve(context.Background(), signedDiagnostics(key)).code
+	return h.Serve(context.Background(), diagnosticsAt(key, testNow)).code
 }
 
 // accepts reports whether h verifies a request signed with key.
 func accepts(h *Handler, key string) bool {
-	return h.Serve(context.Background(), signedDiagnostics(key)).Status == http.StatusOK
+	return h.Serve(context.Background(), diagnosticsAt(key, testNow)).Status == http.StatusOK
 }
 
 // eventually fails the test unless cond holds within 10 s (the contract's
@@ -72,12 +65,25 @@ func writeFile(t *testing.T, path, content string) {
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
 }
 
-// newFileHandler builds a Handler that reads its keys from the files,
-// closed when the test ends, and returns New's error with it.
+// newFileHandler builds a Handler that reads its keys from the files.
 func newFileHandler(t *testing.T) (*Handler, *logBuffer, error) {
 	t.Helper()
+	return newReadingHandler(t, nil)
+}
+
+// newSourceHandler builds a Handler that reads its keys from src.
+func newSourceHandler(t *testing.T, src *source) (*Handler, *logBuffer, error) {
+	t.Helper()
+	return newReadingHandler(t, src.read)
+}
+
+// newReadingHandler builds a Handler that reads its keys every fastRefresh
+// from keySource, or from the key files when keySource is nil, closed when
+// the test ends, and returns New's error with it.
+func newReadingHandler(t *testing.T, keySource func(context.Context) ([]string, error)) (*Handler, *logBuffer, error) {
+	t.Helper()
 	log, buf := newLogger()
-	h, err := New(Config{KeyRefresh: fastRefresh, Now: func() time.Time { return testNow }, Logger: log})
+	h, err := New(Config{KeySource: keySource, KeyRefresh: fastRefresh, Now: func() time.Time { return testNow }, Logger: log})
 	require.NotNil(t, h, "a key problem alone still returns a Handler: %v", err)
 	t.Cleanup(func() { require.NoError(t, h.Close()) })
 	return h, buf, err
@@ -95,7 +101,7 @@ func TestKeyFileMissingAtStartIsPickedUp(t *testing.T) {
 	current, _ := keyFiles(t)
 	h, log, err := newFileHandler(t)
 	require.ErrorIs(t, err, CodeMissingSecret)
-	msg := requireError(t, h.Serve(context.Background(), signedDiagnostics(testKey)), http.StatusInternalServerError, CodeMissingSecret)
+	msg := requireError(t, h.Serve(context.Background(), diagnosticsAt(testKey, testNow)), http.StatusInternalServerError, CodeMissingSecret)
 	assert.Contains(t, msg, keyFileEnv)
 	assert.NotContains(t, msg, current, "the answer does not show the server's paths; the log does")
 	lines := log.find(t, "no usable key yet")
@@ -254,7 +260,7 @@ func TestKeyFileBadAtStart(t *testing.T) {
 			c.setup(t, current, previous)
 			h, _, err := newFileHandler(t)
 			require.ErrorIs(t, err, c.code)
-			requireError(t, h.Serve(context.Background(), signedDiagnostics(testKey)), http.StatusInternalServerError, c.code)
+			requireError(t, h.Serve(context.Background(), diagnosticsAt(testKey, testNow)), http.StatusInternalServerError, c.code)
 		})
 	}
 	t.Run("previous file alone", func(t *testing.T) {
@@ -346,15 +352,6 @@ func (s *source) read(ctx context.Context) ([]string, error) {
 	return append([]string(nil), s.keys...), s.err
 }
 
-func newSourceHandler(t *testing.T, src *source) (*Handler, *logBuffer, error) {
-	t.Helper()
-	log, buf := newLogger()
-	h, err := New(Config{KeySource: src.read, KeyRefresh: fastRefresh, Now: func() time.Time { return testNow }, Logger: log})
-	require.NotNil(t, h, "%v", err)
-	t.Cleanup(func() { h.Close() })
-	return h, buf, err
-}
-
 func TestKeySource(t *testing.T) {
 	src := &source{}
 	src.set(nil, testKey)
@@ -404,7 +401,7 @@ func TestKeySourceNothingAtStart(t *testing.T) {
 	src.set(errors.New("not reachable yet"))
 	h, log, err := newSourceHandler(t, src)
 	require.ErrorIs(t, err, CodeMissingSecret)
-	msg := requireError(t, h.Serve(context.Background(), signedDiagnostics(testKey)), http.StatusInternalServerError, CodeMissingSecret)
+	msg := requireError(t, h.Serve(context.Background(), diagnosticsAt(testKey, testNow)), http.StatusInternalServerError, CodeMissingSecret)
 	assert.NotContains(t, msg, "not reachable yet", "the source's own error goes to the log only")
 	assert.Contains(t, log.String(), "not reachable yet")
 	src.set(nil, testKey)
@@ -453,9 +450,7 @@ func TestKeySwapUnderLoad(t *testing.T) {
 	require.NoError(t, err)
 	stop := make(chan struct{})
 	var swapper sync.WaitGroup
-	swapper.Add(1)
-	go func() {
-		defer swapper.Done()
+	swapper.Go(func() {
 		for i := 0; ; i++ {
 			select {
 			case <-stop:
@@ -469,22 +464,20 @@ func TestKeySwapUnderLoad(t *testing.T) {
 			}
 			time.Sleep(fastRefresh / 2)
 		}
-	}()
+	})
 	var wg sync.WaitGroup
 	var bad atomic.Int64
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 300; i++ {
+	for range 4 {
+		wg.Go(func() {
+			for range 300 {
 				if !accepts(h, testKey) {
 					bad.Add(1)
 				}
-				if resp := h.Serve(context.Background(), signedDiagnostics(otherKey)); resp.Status != http.StatusOK && resp.code != CodeInvalidSignature {
+				if resp := h.Serve(context.Background(), diagnosticsAt(otherKey, testNow)); resp.Status != http.StatusOK && resp.code != CodeInvalidSignature {
 					bad.Add(1)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(stop)
@@ -529,26 +522,23 @@ func TestKeyErrorsNameTheirSource(t *testing.T) {
 		t.Setenv(keyFileEnv, "")
 		t.Setenv(keyEnv, testKey)
 		t.Setenv(previousKeyEnv, "short")
-		log, _ := newLogger()
-		_, err := New(Config{Logger: log})
+		_, err := New(Config{Logger: discardLogger()})
 		require.ErrorIs(t, err, CodeInvalidMedianKey)
 		assert.Contains(t, err.Error(), "MEDIAN_KEY_PREVIOUS is not usable: it has 5 characters")
 	})
 	t.Run("Config.Keys", func(t *testing.T) {
-		log, _ := newLogger()
-		_, err := New(Config{Logger: log, Keys: []string{"short"}})
+		_, err := New(Config{Logger: discardLogger(), Keys: []string{"short"}})
 		require.ErrorIs(t, err, CodeInvalidMedianKey)
 		assert.Contains(t, err.Error(), "Config.Keys[0] is not usable: it has 5 characters")
-		_, err = New(Config{Logger: log, Keys: []string{testKey, "mk_a b"}})
+		_, err = New(Config{Logger: discardLogger(), Keys: []string{testKey, "mk_a b"}})
 		require.ErrorIs(t, err, CodeInvalidMedianKey)
 		assert.Contains(t, err.Error(), "Config.Keys[1] is not usable: it has 6 characters")
-		_, err = New(Config{Logger: log, Keys: []string{""}})
+		_, err = New(Config{Logger: discardLogger(), Keys: []string{""}})
 		require.ErrorIs(t, err, CodeMissingSecret)
 		assert.Contains(t, err.Error(), "Config.Keys[0] is empty")
 	})
 	t.Run("KeySource", func(t *testing.T) {
-		log, _ := newLogger()
-		h, err := New(Config{Logger: log, KeySource: func(context.Context) ([]string, error) { return []string{"", testKey}, nil }})
+		h, err := New(Config{Logger: discardLogger(), KeySource: func(context.Context) ([]string, error) { return []string{"", testKey}, nil }})
 		require.NotNil(t, h)
 		t.Cleanup(func() { require.NoError(t, h.Close()) })
 		require.ErrorIs(t, err, CodeMissingSecret)

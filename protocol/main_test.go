@@ -114,6 +114,13 @@ func get() Request {
 	return Request{Method: http.MethodGet, Signature: mustParseKey(testKey).Sign(testNow, nil), ContentLength: 0}
 }
 
+// diagnosticsAt returns a diagnostics POST signed with key at at; a
+// Handler answers it with the report once the signature verifies.
+func diagnosticsAt(key string, at time.Time) Request {
+	body := []byte(`{"op":"diagnostics"}`)
+	return Request{Method: http.MethodPost, Signature: mustParseKey(key).Sign(at, body), BodyBytes: body}
+}
+
 // toolCall returns a ToolCall body for tool with input (raw JSON) and a
 // low-risk, verified visitor.
 func toolCall(tool, id, input string) string {

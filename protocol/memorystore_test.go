@@ -61,21 +61,24 @@ type heapInput struct {
 	OrderID string `json:"orderId"`
 }
 
-// heapHandler is a Handler on the default memory store with heapBudget,
-// whose tool answers answerSize bytes.
-func heapHandler(t *testing.T, answerSize int, obs func(context.Context, protocol.Event)) *protocol.Handler {
+// lookupHandler is a Handler on the default memory store with cfg's other
+// settings, whose lookup tool answers answer(its input); serveCall calls it.
+func lookupHandler[T any](t *testing.T, cfg protocol.Config, answer func(heapInput) T) *protocol.Handler {
 	t.Helper()
-	big := strings.Repeat("a", answerSize)
-	h, err := protocol.New(protocol.Config{
-		Keys:           []string{storetest.Key},
-		ReplayMaxBytes: heapBudget,
-		Logger:         slog.New(slog.DiscardHandler),
-		Observer:       obs,
-		Tools: []*protocol.Tool{protocol.NewTool("lookup", protocol.RiskLow, "Looks an order up.",
-			func(ctx context.Context, c protocol.ToolCall[heapInput]) (string, error) { return big, nil })},
-	})
+	cfg.Keys = []string{storetest.Key}
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg.Tools = []*protocol.Tool{protocol.NewTool("lookup", protocol.RiskLow, "Looks an order up.",
+		func(ctx context.Context, c protocol.ToolCall[heapInput]) (T, error) { return answer(c.Input), nil })}
+	h, err := protocol.New(cfg)
 	require.NoError(t, err)
 	return h
+}
+
+// heapHandler is a lookupHandler with heapBudget whose tool answers
+// answerSize bytes.
+func heapHandler(t *testing.T, answerSize int, obs func(context.Context, protocol.Event)) *protocol.Handler {
+	big := strings.Repeat("a", answerSize)
+	return lookupHandler(t, protocol.Config{ReplayMaxBytes: heapBudget, Observer: obs}, func(heapInput) string { return big })
 }
 
 // serveCall serves a signed lookup call with toolCallId id.
@@ -146,14 +149,7 @@ func TestMemoryStoreHeapWithLongIDs(t *testing.T) {
 
 func TestMemoryStoreLongIDCostsWhatAShortOneCosts(t *testing.T) {
 	cost := func(id string) int64 {
-		h, err := protocol.New(protocol.Config{
-			Keys:         []string{storetest.Key},
-			MaxBodyBytes: 2 << 20,
-			Logger:       slog.New(slog.DiscardHandler),
-			Tools: []*protocol.Tool{protocol.NewTool("lookup", protocol.RiskLow, "Looks an order up.",
-				func(ctx context.Context, c protocol.ToolCall[heapInput]) (string, error) { return "shipped", nil })},
-		})
-		require.NoError(t, err)
+		h := lookupHandler(t, protocol.Config{MaxBodyBytes: 2 << 20}, func(heapInput) string { return "shipped" })
 		serveCall(t, h, id)
 		return protocol.MemoryStoreBytes(h)
 	}
@@ -192,15 +188,9 @@ func codeOf(resp protocol.Response) protocol.Code {
 // when an answer costs more than the charge the store's heap test checks
 // (an answer's bytes in their size class + the entry's fixed overhead).
 func TestMemoryStoreBytesPerSmallAnswer(t *testing.T) {
-	h, err := protocol.New(protocol.Config{
-		Keys:   []string{storetest.Key},
-		Logger: slog.New(slog.DiscardHandler),
-		Tools: []*protocol.Tool{protocol.NewTool("lookup", protocol.RiskLow, "Looks an order up.",
-			func(ctx context.Context, c protocol.ToolCall[heapInput]) (map[string]string, error) {
-				return map[string]string{"orderId": c.Input.OrderID, "status": "shipped"}, nil
-			})},
+	h := lookupHandler(t, protocol.Config{}, func(in heapInput) map[string]string {
+		return map[string]string{"orderId": in.OrderID, "status": "shipped"}
 	})
-	require.NoError(t, err)
 	const n = 1000
 	var answer []byte
 	for i := range n {

@@ -94,7 +94,8 @@ func TestMiddlewarePanicIsAnsweredFirstTime(t *testing.T) {
 }
 
 // TestMountOnServeMux: both paths and every method reach the Handler;
-// nothing below the path does.
+// nothing below the path does. (Mount's chain of handlers is
+// chain_test.go's.)
 func TestMountOnServeMux(t *testing.T) {
 	h, _ := newHandler(t, Config{})
 	mux := http.NewServeMux()
@@ -124,30 +125,6 @@ func TestMountOnServeMux(t *testing.T) {
 			assert.Equal(t, "GET, POST", rec.Header().Get("Allow"))
 		}
 	}
-
-	// Middleware mode: handlers run in order until one answers.
-	h, _ = newHandler(t, Config{Tools: appTools("forbidden", "allowed")})
-	mux = http.NewServeMux()
-	var ran []string
-	deny := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ran = append(ran, "deny")
-		if call, _ := CallFrom(r.Context()); call.Tool == "forbidden" {
-			Respond(w, r, nil, Refuse("not_allowed", "No."))
-		}
-	})
-	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ran = append(ran, "app")
-		Respond(w, r, "ok", nil)
-	})
-	h.Mount(mux, "/m", deny, app)
-	rec := httptest.NewRecorder()
-	mux.ServeHTTP(rec, httpPost("/m/", toolCall("forbidden", "m1", `{}`)))
-	assert.Contains(t, rec.Body.String(), "not_allowed")
-	assert.Equal(t, []string{"deny"}, ran)
-	rec = httptest.NewRecorder()
-	mux.ServeHTTP(rec, httpPost("/m", toolCall("allowed", "m2", `{}`)))
-	assert.Equal(t, `{"result":"ok"}`, rec.Body.String())
-	assert.Equal(t, []string{"deny", "deny", "app"}, ran)
 }
 
 // failingReader fails like a connection that timed out.

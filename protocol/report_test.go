@@ -49,11 +49,6 @@ type wireReport struct {
 	raw string
 }
 
-func diagnosticsAt(key string, at time.Time) Request {
-	body := []byte(`{"op":"diagnostics"}`)
-	return Request{Method: http.MethodPost, Signature: mustParseKey(key).Sign(at, body), BodyBytes: body}
-}
-
 // reportTools: a tool that answers, one that fails with an error message
 // holding its input, one that refuses.
 func reportTools() []*Tool {
@@ -312,16 +307,19 @@ func TestReportStoreKinds(t *testing.T) {
 	})
 }
 
-// TestReportOffAndReplaced: turned off answers diagnostics_unsupported;
-// replaced answers the replacement whole.
-func TestReportOffAndReplaced(t *testing.T) {
-	h, _ := newHandler(t, Config{DiagnosticsOff: true})
-	msg := requireError(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)), http.StatusOK, CodeDiagnosticsUnsupported)
-	assert.Contains(t, msg, "turned the diagnostics report off")
-	assert.NotEmpty(t, h.Report(context.Background()).Keys, "the typed report still works")
-
-	h, _ = newHandler(t, Config{DiagnosticsReplace: func(context.Context) (any, error) { return map[string]int{"mine": 1}, nil }})
-	assert.JSONEq(t, `{"mine":1}`, string(requireResult(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)))))
+// TestReportOff: turned off, with or without Config.Diagnostics, answers
+// diagnostics_unsupported; the typed report still works. (A replaced
+// report is TestDiagnosticsReplace's.)
+func TestReportOff(t *testing.T) {
+	for _, cfg := range []Config{
+		{DiagnosticsOff: true},
+		{DiagnosticsOff: true, Diagnostics: func(context.Context) (any, error) { return "unused", nil }},
+	} {
+		h, _ := newHandler(t, cfg)
+		msg := requireError(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)), http.StatusOK, CodeDiagnosticsUnsupported)
+		assert.Contains(t, msg, "turned the diagnostics report off")
+		assert.NotEmpty(t, h.Report(context.Background()).Keys, "the typed report still works")
+	}
 }
 
 // TestReportRequestsAreCheckedLikeAnyOther: a stale or wrongly signed
@@ -386,8 +384,7 @@ func TestReportIsCutWhateverItHolds(t *testing.T) {
 		keys = append(keys, fmt.Sprintf("mk_many_%02d_0123456789abcdefghijklmnopqrstuv", i))
 	}
 	h, _ := newHandler(t, Config{Keys: keys, Diagnostics: func(context.Context) (any, error) { return strings.Repeat("\u0001", 3000), nil }})
-	body := []byte(`{"op":"diagnostics"}`)
-	resp := h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: mustParseKey(keys[0]).Sign(testNow, body), BodyBytes: body})
+	resp := h.Serve(context.Background(), diagnosticsAt(keys[0], testNow))
 	assert.LessOrEqual(t, utf8.RuneCount(resp.Body), maxDiagnosticsChars)
 	var r wireReport
 	require.NoError(t, json.Unmarshal(requireResult(t, resp), &r), "%s", resp.Body)
@@ -459,19 +456,6 @@ func TestHandlerReport(t *testing.T) {
 	assert.Len(t, wire.Manifest, 3, "sha256, tools, lastServed: the manifest's bytes are not in the wire form")
 }
 
-// TestFingerprint follows §1.2: mk_ and 12 hex digits of SHA-256 over the
-// derived secret.
-func TestFingerprint(t *testing.T) {
-	secret, err := deriveSecret(testKey)
-	require.NoError(t, err)
-	sum := sha256.Sum256(secret)
-	k := mustParseKey(testKey)
-	assert.Equal(t, "mk_"+hex.EncodeToString(sum[:])[:12], k.Fingerprint())
-	assert.Equal(t, "median key "+k.Fingerprint(), k.String())
-	assert.Empty(t, Key{}.Fingerprint())
-	assert.NotEqual(t, k.Fingerprint(), mustParseKey(otherKey).Fingerprint())
-}
-
 // TestLatencySample: the percentiles come from a bounded ring of the
 // recent durations.
 func TestLatencySample(t *testing.T) {
@@ -522,16 +506,11 @@ func BenchmarkCountingPerCall(b *testing.B) {
 // (docs/PERFORMANCE.md has the command that alternates them). Besides the
 // wall time it reports the process's CPU time per call, cpu-ns/op.
 func BenchmarkTypedCallCounting(b *testing.B) {
-	tool := NewTool("quote_order", RiskLow, "Quotes an order.", func(_ context.Context, c ToolCall[orderInput]) (orderResult, error) {
-		return quoteOrder(c.Input), nil
-	})
+	tool := quoteOrderTool()
 	body := toolCall("quote_order", "call_0123456789abcdef0123456789abcdef", orderInputJSON(1<<10))
 	for _, counting := range []string{"on", "off"} {
 		b.Run("counting="+counting, func(b *testing.B) {
-			h, err := New(Config{Keys: []string{testKey}, Now: func() time.Time { return testNow }, Logger: discardLogger(), Tools: []*Tool{tool}, DisableReplayProtection: true})
-			if err != nil {
-				b.Fatal(err)
-			}
+			h := benchHandler(b, Config{Tools: []*Tool{tool}, DisableReplayProtection: true})
 			if counting == "off" {
 				h.stats = nil
 			}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,7 +120,6 @@ func TestCheckTimeBothDirections(t *testing.T) {
 
 // TestFreshnessThroughServe uses Config.Now and Config.Tolerance.
 func TestFreshnessThroughServe(t *testing.T) {
-	body := []byte(`{"op":"diagnostics"}`)
 	for _, tt := range []struct {
 		name      string
 		tolerance time.Duration
@@ -139,8 +137,7 @@ func TestFreshnessThroughServe(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			serverNow := testNow.Add(time.Hour)
 			h, _ := newHandler(t, Config{Tolerance: tt.tolerance, Now: func() time.Time { return serverNow }})
-			sig := mustParseKey(testKey).Sign(serverNow.Add(tt.signedAt), body)
-			resp := h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: sig, BodyBytes: body})
+			resp := h.Serve(context.Background(), diagnosticsAt(testKey, serverNow.Add(tt.signedAt)))
 			if tt.want == "" {
 				requireReport(t, resp)
 				return
