@@ -16,11 +16,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/median-go/median/internal/testsupport"
 )
 
 // These tests read keys that change while the server runs (PROTOCOL.md
 // §1.2). They poll every few milliseconds and wait for a change with a wide
-// bound (waitFor), never for a time.
+// bound (testsupport.Eventually), never for a time.
 
 // fastRefresh is the KeyRefresh of the tests.
 const fastRefresh = 5 * time.Millisecond
@@ -33,19 +35,6 @@ func codeFor(h *Handler, key string) Code {
 // accepts reports whether h verifies a request signed with key.
 func accepts(h *Handler, key string) bool {
 	return h.Serve(context.Background(), diagnosticsAt(key, testNow)).Status == http.StatusOK
-}
-
-// eventually fails the test unless cond holds within 10 s (the contract's
-// bound for a change of keys).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 10 s: %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // keyFiles points MEDIAN_KEY_FILE and MEDIAN_KEY_PREVIOUS_FILE at files in
@@ -110,7 +99,7 @@ func TestKeyFileMissingAtStartIsPickedUp(t *testing.T) {
 	assert.Equal(t, current, lines[0]["path"])
 
 	writeFile(t, current, testKey+"\n")
-	eventually(t, "the key file that appeared is in force", func() bool { return accepts(h, testKey) })
+	testsupport.Eventually(t, "the key file that appeared is in force", func() bool { return accepts(h, testKey) })
 	assert.Equal(t, CodeInvalidSignature, codeFor(h, otherKey), "only the file's key, never a generated one")
 	requireNoKeyInLog(t, log, testKey)
 }
@@ -142,7 +131,7 @@ func TestKeyFileSymlinkSwap(t *testing.T) {
 	require.NoError(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
 	require.NoError(t, os.RemoveAll(filepath.Join(dir, "..v1")))
 
-	eventually(t, "the swapped secret is in force", func() bool { return accepts(h, otherKey) })
+	testsupport.Eventually(t, "the swapped secret is in force", func() bool { return accepts(h, otherKey) })
 	assert.Equal(t, CodeInvalidSignature, codeFor(h, testKey), "the old key left with its version")
 	changed := log.find(t, "new keys in force")
 	require.NotEmpty(t, changed)
@@ -162,7 +151,7 @@ func TestKeyFileWrittenInPlace(t *testing.T) {
 	_, err = f.WriteString(otherKey)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	eventually(t, "the rewritten key is in force", func() bool { return accepts(h, otherKey) })
+	testsupport.Eventually(t, "the rewritten key is in force", func() bool { return accepts(h, otherKey) })
 }
 
 // TestKeyFileDefaultPoll: with the default period a change is in force
@@ -177,7 +166,7 @@ func TestKeyFileDefaultPoll(t *testing.T) {
 	require.NoError(t, err)
 	defer h.Close()
 	writeFile(t, current, otherKey)
-	eventually(t, "a change is in force with the default poll", func() bool { return accepts(h, otherKey) })
+	testsupport.Eventually(t, "a change is in force with the default poll", func() bool { return accepts(h, otherKey) })
 }
 
 // TestKeyFileBadReadsKeepKeys: a read that gives no usable key keeps the
@@ -212,7 +201,7 @@ func TestKeyFileBadReadsKeepKeys(t *testing.T) {
 			h, log, err := newFileHandler(t)
 			require.NoError(t, err)
 			c.break_(t, current)
-			eventually(t, "the failed read is logged", func() bool {
+			testsupport.Eventually(t, "the failed read is logged", func() bool {
 				return len(log.find(t, "gave no usable key")) > 0
 			})
 			line := log.find(t, "gave no usable key")[0]
@@ -235,7 +224,7 @@ func TestKeyFileBadReadsKeepKeys(t *testing.T) {
 				require.NoError(t, os.Remove(current))
 			}
 			writeFile(t, current, otherKey)
-			eventually(t, "the repaired file is in force", func() bool { return accepts(h, otherKey) })
+			testsupport.Eventually(t, "the repaired file is in force", func() bool { return accepts(h, otherKey) })
 			assert.Nil(t, h.Report(context.Background()).KeyRead, "a good read clears it")
 		})
 	}
@@ -295,11 +284,11 @@ func TestKeyFilePrevious(t *testing.T) {
 		// The new key becomes current, the old one previous.
 		writeFile(t, previous, testKey)
 		writeFile(t, current, otherKey)
-		eventually(t, "both keys in force", func() bool { return accepts(h, otherKey) && accepts(h, testKey) })
+		testsupport.Eventually(t, "both keys in force", func() bool { return accepts(h, otherKey) && accepts(h, testKey) })
 		assert.Equal(t, []string{keyFileEnv, previousKeyFileEnv}, h.keyring().names)
 		// The old key is removed.
 		require.NoError(t, os.Remove(previous))
-		eventually(t, "the old key is gone", func() bool { return !accepts(h, testKey) })
+		testsupport.Eventually(t, "the old key is gone", func() bool { return !accepts(h, testKey) })
 		assert.True(t, accepts(h, otherKey))
 	})
 	t.Run("unusable previous keeps the keys in force", func(t *testing.T) {
@@ -308,7 +297,7 @@ func TestKeyFilePrevious(t *testing.T) {
 		h, log, err := newFileHandler(t)
 		require.NoError(t, err)
 		writeFile(t, previous, "short")
-		eventually(t, "the failed read is logged", func() bool { return len(log.find(t, "gave no usable key")) > 0 })
+		testsupport.Eventually(t, "the failed read is logged", func() bool { return len(log.find(t, "gave no usable key")) > 0 })
 		assert.Equal(t, string(CodeInvalidMedianKey), log.find(t, "gave no usable key")[0]["code"])
 		assert.Contains(t, log.find(t, "gave no usable key")[0]["error"], previousKeyFileEnv)
 		assert.True(t, accepts(h, testKey))
@@ -360,7 +349,7 @@ func TestKeySource(t *testing.T) {
 	assert.True(t, accepts(h, testKey))
 
 	src.set(nil, otherKey, testKey)
-	eventually(t, "the new keys are in force", func() bool { return accepts(h, otherKey) })
+	testsupport.Eventually(t, "the new keys are in force", func() bool { return accepts(h, otherKey) })
 	assert.True(t, accepts(h, testKey))
 
 	for name, bad := range map[string]func(){
@@ -377,7 +366,7 @@ func TestKeySource(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			before := len(log.find(t, "gave no usable key")) + len(log.find(t, "panicked"))
 			bad()
-			eventually(t, "the failed read is logged", func() bool {
+			testsupport.Eventually(t, "the failed read is logged", func() bool {
 				return len(log.find(t, "gave no usable key"))+len(log.find(t, "panicked")) > before
 			})
 			assert.True(t, accepts(h, otherKey), "the keys in force stay")
@@ -389,7 +378,7 @@ func TestKeySource(t *testing.T) {
 			src.panic = false
 			src.mu.Unlock()
 			src.set(nil, otherKey, testKey)
-			eventually(t, "a good read clears the failure", func() bool { return h.keyring().readErr == nil })
+			testsupport.Eventually(t, "a good read clears the failure", func() bool { return h.keyring().readErr == nil })
 		})
 	}
 	assert.NotContains(t, log.String(), `"`+testKey)
@@ -405,7 +394,7 @@ func TestKeySourceNothingAtStart(t *testing.T) {
 	assert.NotContains(t, msg, "not reachable yet", "the source's own error goes to the log only")
 	assert.Contains(t, log.String(), "not reachable yet")
 	src.set(nil, testKey)
-	eventually(t, "the first usable key is in force", func() bool { return accepts(h, testKey) })
+	testsupport.Eventually(t, "the first usable key is in force", func() bool { return accepts(h, testKey) })
 }
 
 func TestKeySourceConfigErrors(t *testing.T) {
@@ -427,7 +416,7 @@ func TestCloseStopsKeyReads(t *testing.T) {
 	src.set(nil, testKey)
 	h, err := New(Config{KeySource: src.read, KeyRefresh: time.Millisecond, Logger: discardLogger(), Now: func() time.Time { return testNow }})
 	require.NoError(t, err)
-	eventually(t, "the source is read again", func() bool { return src.calls.Load() > 2 })
+	testsupport.Eventually(t, "the source is read again", func() bool { return src.calls.Load() > 2 })
 	require.NoError(t, h.Close())
 	require.NoError(t, h.Close(), "a second Close is harmless")
 	calls := src.calls.Load()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/median-go/median/examples/catalog"
 	"github.com/median-go/median/examples/catalog/catalogtest"
+	"github.com/median-go/median/internal/testsupport"
 )
 
 // otherKey is a second usable key, for a rotation.
@@ -42,19 +43,6 @@ func status(d *catalog.Demo, key string) int {
 	return rec.Code
 }
 
-// within fails the test unless cond holds within 10 s, the contract's
-// bound for a change of keys (the core polls every 2 s).
-func within(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 10 s: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestKeyFilesRotateWithoutRestart: the README's rotation, on the demo.
 func TestKeyFilesRotateWithoutRestart(t *testing.T) {
 	current, previous := keyFileEnv(t)
@@ -71,12 +59,12 @@ func TestKeyFilesRotateWithoutRestart(t *testing.T) {
 	// New key current, old key previous: both verify.
 	require.NoError(t, os.WriteFile(previous, []byte(catalogtest.Key), 0o600))
 	require.NoError(t, os.WriteFile(current, []byte(otherKey), 0o600))
-	within(t, "the new key verifies", func() bool { return status(d, otherKey) == http.StatusOK })
+	testsupport.Eventually(t, "the new key verifies", func() bool { return status(d, otherKey) == http.StatusOK })
 	assert.Equal(t, http.StatusOK, status(d, catalogtest.Key), "the old key still verifies while it is previous")
 
 	// The old key removed.
 	require.NoError(t, os.Remove(previous))
-	within(t, "the old key is refused", func() bool { return status(d, catalogtest.Key) == http.StatusUnauthorized })
+	testsupport.Eventually(t, "the old key is refused", func() bool { return status(d, catalogtest.Key) == http.StatusUnauthorized })
 	assert.Equal(t, http.StatusOK, status(d, otherKey))
 }
 
@@ -99,7 +87,7 @@ func TestKeyFileMissingIsNeverADevKey(t *testing.T) {
 	assert.Contains(t, rec.Body.String(), "missing_secret")
 
 	require.NoError(t, os.WriteFile(current, []byte(catalogtest.Key), 0o600))
-	within(t, "the key file that appeared is used", func() bool { return status(d, catalogtest.Key) == http.StatusOK })
+	testsupport.Eventually(t, "the key file that appeared is used", func() bool { return status(d, catalogtest.Key) == http.StatusOK })
 }
 
 func TestKeyFilesOptionNeedsTheVariables(t *testing.T) {

@@ -1,6 +1,7 @@
 // Package testsupport holds what the module's tests share and nothing
-// else imports: a log sink safe for concurrent use ([Buffer]) and the rule
-// for a component a test needs but the machine lacks ([Missing]). Only
+// else imports: a log sink safe for concurrent use ([Buffer]), a wait for
+// what a background goroutine makes true ([Eventually]) and the rule for a
+// component a test needs but the machine lacks ([Missing]). Only
 // test code and the test-server packages (internal/redistest,
 // internal/pgtest) import it, so it never reaches a user's binary.
 package testsupport
