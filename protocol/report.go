@@ -270,19 +270,13 @@ func (h *Handler) reportStore(ctx context.Context, r *Report) {
 	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
 	start := time.Now()
-	done := make(chan error, 1) // buffered: a late probe never blocks
-	go func() {
+	err, late := runWithin(ctx, probeTimeout, func(ctx context.Context) error {
 		_, err := protect(h, ctx, "the replay store's Probe", nil, func() (struct{}, error) { return struct{}{}, p.Probe(ctx) })
-		done <- err
-	}()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
+		return err
+	})
+	if late != nil {
+		err = late
 	}
 	r.Store.LatencyMs = time.Since(start).Milliseconds()
 	reachable := err == nil
@@ -300,10 +294,7 @@ func (h *Handler) reportApp(ctx context.Context) json.RawMessage {
 	if h.cfg.Diagnostics == nil {
 		return json.RawMessage(`{}`)
 	}
-	ctx, cancel := context.WithTimeout(ctx, h.appTimeout)
-	defer cancel()
-	done := make(chan json.RawMessage, 1) // buffered: a late function never blocks
-	go func() {
+	raw, late := runWithin(ctx, h.appTimeout, func(ctx context.Context) json.RawMessage {
 		raw, err := protect(h, ctx, "Config.Diagnostics", nil, func() (json.RawMessage, error) {
 			v, err := h.cfg.Diagnostics(ctx)
 			if err != nil {
@@ -320,17 +311,15 @@ func (h *Handler) reportApp(ctx context.Context) json.RawMessage {
 		if err != nil {
 			raw = appError("Config.Diagnostics panicked; the server's log has the stack")
 		}
-		done <- raw
-	}()
-	select {
-	case raw := <-done:
 		return raw
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return appError("Config.Diagnostics did not finish within " + h.appTimeout.String())
-		}
-		return appError("the request ended before Config.Diagnostics finished")
+	})
+	switch {
+	case late == nil:
+		return raw
+	case errors.Is(late, context.DeadlineExceeded):
+		return appError("Config.Diagnostics did not finish within " + h.appTimeout.String())
 	}
+	return appError("the request ended before Config.Diagnostics finished")
 }
 
 func appError(msg string) json.RawMessage {
