@@ -12,7 +12,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/median-go/median/internal/chars"
 	"github.com/median-go/median/internal/version"
@@ -442,20 +441,12 @@ func unixMilli(ms int64) time.Time {
 // unnamed.
 func makeMap[M ~map[K]V, K comparable, V any](m *M, size int) { *m = make(M, size) }
 
-// truncateChars cuts s to at most n characters (runes), whole runes only.
+// truncateChars cuts s to at most n characters, by chars' rule.
 func truncateChars(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
+	if p := chars.Prefix([]byte(s), n); len(p) < len(s) {
+		return string(p)
 	}
-	i, count := 0, 0
-	for j := range s {
-		if count == n {
-			i = j
-			break
-		}
-		count++
-	}
-	return s[:i]
+	return s
 }
 
 // errorMessage reads the message of an error answer's body; "" when the
