@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -334,7 +333,7 @@ func appError(msg string) json.RawMessage {
 // service and clock always remain. Omitted says how many entries were
 // dropped.
 func encodeReport(r Report) []byte {
-	body, err := marshalReport(r)
+	body, err := marshalPlain(r)
 	if err == nil && chars.Count(body) <= maxReportChars {
 		return body
 	}
@@ -348,7 +347,7 @@ func encodeReport(r Report) []byte {
 	}
 	var least Report
 	least.Service, least.Clock, least.Omitted = r.Service, r.Clock, len(drops)
-	body, _ = marshalReport(least)
+	body, _ = marshalPlain(least)
 	return body
 }
 
@@ -406,20 +405,8 @@ func encodeWithout(r Report, drops []drop) []byte {
 		d(&r)
 	}
 	r.Omitted = len(drops)
-	body, _ := marshalReport(r)
+	body, _ := marshalPlain(r)
 	return body
-}
-
-// marshalReport encodes r without escaping <, > and &, as answers are
-// encoded: a message reads as the agent got it, in fewer characters.
-func marshalReport(r Report) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
 // libraryVersion is the library's version as the report shows it:
