@@ -178,12 +178,21 @@ func errorResponse(e *Error) Response {
 		Code    Code   `json:"code"`
 		Message string `json:"message"`
 	}
+	body, _ := marshalPlain(struct {
+		Error inner `json:"error"`
+	}{inner{e.Code, e.Message}})
+	return Response{Status: e.Status, Body: body, code: e.Code}
+}
+
+// marshalPlain encodes v as json.Marshal does, but without escaping <, >
+// and &, as every answer is encoded: a message reads as the agent got it,
+// in fewer characters.
+func marshalPlain(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(struct {
-		Error inner `json:"error"`
-	}{inner{e.Code, e.Message}})
-	body := bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
-	return Response{Status: e.Status, Body: body, code: e.Code}
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }

@@ -32,10 +32,7 @@ func (h *Handler) runDiagnostics(ctx context.Context, now time.Time, skew int64)
 // out in time even when it ignores its context; that goroutine ends when
 // the function returns.
 func (h *Handler) runReplacement(ctx context.Context) Response {
-	ctx, cancel := context.WithTimeout(ctx, h.cfg.DiagnosticsTimeout)
-	defer cancel()
-	done := make(chan Response, 1) // buffered: a late function never blocks
-	go func() {
+	resp, late := runWithin(ctx, h.cfg.DiagnosticsTimeout, func(ctx context.Context) Response {
 		// The error's own methods (Error, Is, As) are user code too: the
 		// answer is built under the same protection as the call.
 		resp, err := protect(h, ctx, "diagnostics", nil, func() (Response, error) {
@@ -44,17 +41,15 @@ func (h *Handler) runReplacement(ctx context.Context) Response {
 		if err != nil {
 			resp = errorResponse(newError(CodeExecutionFailed, "diagnostics failed unexpectedly"))
 		}
-		done <- resp
-	}()
-	select {
-	case resp := <-done:
 		return resp
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return errorResponse(errorf(CodeExecutionFailed, "diagnostics did not finish within %s", h.cfg.DiagnosticsTimeout))
-		}
-		return errorResponse(newError(CodeExecutionFailed, "the request ended before diagnostics finished"))
+	})
+	switch {
+	case late == nil:
+		return resp
+	case errors.Is(late, context.DeadlineExceeded):
+		return errorResponse(errorf(CodeExecutionFailed, "diagnostics did not finish within %s", h.cfg.DiagnosticsTimeout))
 	}
+	return errorResponse(newError(CodeExecutionFailed, "the request ended before diagnostics finished"))
 }
 
 // replacementAnswer runs Config.DiagnosticsReplace and encodes what it

@@ -323,10 +323,6 @@ func (h *Handler) observe(ctx context.Context, st *callState, resp Response) {
 	})
 }
 
-// keysInForce returns the keys a request verifies under, in the order
-// configured.
-func (h *Handler) keysInForce() []Key { return h.keyring().keys }
-
 // skewMs is the server clock minus the sender's t, in milliseconds,
 // saturating instead of overflowing for an absurd t.
 func skewMs(now time.Time, t int64) int64 {

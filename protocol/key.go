@@ -198,13 +198,9 @@ func parseKeys(keys []string) ([]Key, []string, *Error) {
 			keys, names = append(keys, prev), append(names, previousKeyEnv)
 		}
 	}
-	if len(keys) > 1 {
-		out, err := parseNamedKeys(keys, names)
-		return out, names, err
-	}
-	k, err := parseKeyFrom(keys[0], names[0])
+	out, err := parseNamedKeys(keys, names)
 	if err != nil {
 		return nil, nil, err
 	}
-	return []Key{k}, names, nil
+	return out, names, nil
 }

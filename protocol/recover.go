@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 )
 
 // errPanicked stands for a recovered panic.
@@ -34,4 +35,26 @@ func (h *Handler) logPanic(ctx context.Context, what string, call *Call, p any) 
 		args = append(args, "tool", call.Tool, "toolCallId", call.ToolCallID)
 	}
 	h.cfg.Logger.ErrorContext(ctx, "median: "+what+" panicked", args...)
+}
+
+// runWithin runs f in its own goroutine under a deadline d from ctx and
+// returns what it gave, or, when the deadline passes or ctx ends first,
+// the context's error (context.DeadlineExceeded for the deadline). It is
+// for code the core does not own that must not hold an answer even when
+// it ignores its context (the store's probe, Config.Diagnostics,
+// Config.DiagnosticsReplace): the goroutine ends when f returns, and
+// never blocks on a result nobody waits for. f is not protected: wrap
+// what it calls in protect.
+func runWithin[T any](ctx context.Context, d time.Duration, f func(context.Context) T) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	done := make(chan T, 1) // buffered: a late f never blocks
+	go func() { done <- f(ctx) }()
+	select {
+	case v := <-done:
+		return v, nil
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
 }

@@ -45,8 +45,7 @@ type claimRunner interface {
 }
 
 // claimKey returns the call's store key, its body's fingerprint and the
-// claim's lease: Config.ReplayLease, else 1 minute or the tool's timeout
-// plus 10 s when that is longer.
+// claim's lease (claimLease).
 func (h *Handler) claimKey(st *callState) (key, fp string, lease time.Duration) {
 	sum := sha256.Sum256(st.call.Body)
 	return replayKey(st.call.ToolCallID), hex.EncodeToString(sum[:]), h.claimLease(st)
@@ -55,14 +54,10 @@ func (h *Handler) claimKey(st *callState) (key, fp string, lease time.Duration) 
 // claimLease is the claim's lease: Config.ReplayLease, else 1 minute or the
 // tool's timeout plus 10 s when that is longer.
 func (h *Handler) claimLease(st *callState) time.Duration {
-	lease := h.cfg.ReplayLease
-	if lease <= 0 {
-		lease = defaultReplayLease
-		if t := st.tool; addDuration(t.timeout, 10*time.Second) > lease {
-			lease = addDuration(t.timeout, 10*time.Second)
-		}
+	if h.cfg.ReplayLease > 0 {
+		return h.cfg.ReplayLease
 	}
-	return lease
+	return max(defaultReplayLease, addDuration(st.tool.timeout, 10*time.Second))
 }
 
 // acquireClaim takes the call's toolCallId in the replay store
@@ -232,7 +227,7 @@ type claimed struct {
 // storeClaim calls the store's Claim under the store deadline; a panic in
 // it fails the call, it does not take the server down.
 func (h *Handler) storeClaim(ctx context.Context, s Store, key, fp string, lease time.Duration) (ClaimStatus, []byte, error) {
-	ctx, cancel := h.storeContext(ctx, s)
+	ctx, cancel := h.storeContext(ctx)
 	defer cancel()
 	c, err := protect(h, ctx, "the replay store's Claim", nil, func() (claimed, error) {
 		status, answer, err := s.Claim(ctx, key, fp, lease)
@@ -244,7 +239,7 @@ func (h *Handler) storeClaim(ctx context.Context, s Store, key, fp string, lease
 // storeSave calls s.Save under the store deadline; a panic in it is an
 // error.
 func (h *Handler) storeSave(ctx context.Context, s Store, key, fp string, answer []byte) (int, error) {
-	ctx, cancel := h.storeContext(ctx, s)
+	ctx, cancel := h.storeContext(ctx)
 	defer cancel()
 	return protect(h, ctx, "the replay store's Save", nil, func() (int, error) {
 		return s.Save(ctx, key, fp, answer, h.cfg.ReplayTTL)
@@ -254,7 +249,7 @@ func (h *Handler) storeSave(ctx context.Context, s Store, key, fp string, answer
 // storeContext returns ctx bounded by the store deadline. (The built-in
 // memory store, which never waits, is called without one: see
 // acquireClaim and save.)
-func (h *Handler) storeContext(ctx context.Context, _ Store) (context.Context, context.CancelFunc) {
+func (h *Handler) storeContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, h.cfg.StoreTimeout)
 }
 

@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -12,7 +11,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/median-go/median/internal/chars"
 	"github.com/median-go/median/internal/version"
@@ -270,19 +268,13 @@ func (h *Handler) reportStore(ctx context.Context, r *Report) {
 	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
 	start := time.Now()
-	done := make(chan error, 1) // buffered: a late probe never blocks
-	go func() {
+	err, late := runWithin(ctx, probeTimeout, func(ctx context.Context) error {
 		_, err := protect(h, ctx, "the replay store's Probe", nil, func() (struct{}, error) { return struct{}{}, p.Probe(ctx) })
-		done <- err
-	}()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
+		return err
+	})
+	if late != nil {
+		err = late
 	}
 	r.Store.LatencyMs = time.Since(start).Milliseconds()
 	reachable := err == nil
@@ -300,10 +292,7 @@ func (h *Handler) reportApp(ctx context.Context) json.RawMessage {
 	if h.cfg.Diagnostics == nil {
 		return json.RawMessage(`{}`)
 	}
-	ctx, cancel := context.WithTimeout(ctx, h.appTimeout)
-	defer cancel()
-	done := make(chan json.RawMessage, 1) // buffered: a late function never blocks
-	go func() {
+	raw, late := runWithin(ctx, h.appTimeout, func(ctx context.Context) json.RawMessage {
 		raw, err := protect(h, ctx, "Config.Diagnostics", nil, func() (json.RawMessage, error) {
 			v, err := h.cfg.Diagnostics(ctx)
 			if err != nil {
@@ -320,17 +309,15 @@ func (h *Handler) reportApp(ctx context.Context) json.RawMessage {
 		if err != nil {
 			raw = appError("Config.Diagnostics panicked; the server's log has the stack")
 		}
-		done <- raw
-	}()
-	select {
-	case raw := <-done:
 		return raw
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return appError("Config.Diagnostics did not finish within " + h.appTimeout.String())
-		}
-		return appError("the request ended before Config.Diagnostics finished")
+	})
+	switch {
+	case late == nil:
+		return raw
+	case errors.Is(late, context.DeadlineExceeded):
+		return appError("Config.Diagnostics did not finish within " + h.appTimeout.String())
 	}
+	return appError("the request ended before Config.Diagnostics finished")
 }
 
 func appError(msg string) json.RawMessage {
@@ -346,7 +333,7 @@ func appError(msg string) json.RawMessage {
 // service and clock always remain. Omitted says how many entries were
 // dropped.
 func encodeReport(r Report) []byte {
-	body, err := marshalReport(r)
+	body, err := marshalPlain(r)
 	if err == nil && chars.Count(body) <= maxReportChars {
 		return body
 	}
@@ -360,7 +347,7 @@ func encodeReport(r Report) []byte {
 	}
 	var least Report
 	least.Service, least.Clock, least.Omitted = r.Service, r.Clock, len(drops)
-	body, _ = marshalReport(least)
+	body, _ = marshalPlain(least)
 	return body
 }
 
@@ -418,20 +405,8 @@ func encodeWithout(r Report, drops []drop) []byte {
 		d(&r)
 	}
 	r.Omitted = len(drops)
-	body, _ := marshalReport(r)
+	body, _ := marshalPlain(r)
 	return body
-}
-
-// marshalReport encodes r without escaping <, > and &, as answers are
-// encoded: a message reads as the agent got it, in fewer characters.
-func marshalReport(r Report) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
 // libraryVersion is the library's version as the report shows it:
@@ -453,20 +428,12 @@ func unixMilli(ms int64) time.Time {
 // unnamed.
 func makeMap[M ~map[K]V, K comparable, V any](m *M, size int) { *m = make(M, size) }
 
-// truncateChars cuts s to at most n characters (runes), whole runes only.
+// truncateChars cuts s to at most n characters, by chars' rule.
 func truncateChars(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
+	if p := chars.Prefix([]byte(s), n); len(p) < len(s) {
+		return string(p)
 	}
-	i, count := 0, 0
-	for j := range s {
-		if count == n {
-			i = j
-			break
-		}
-		count++
-	}
-	return s[:i]
+	return s
 }
 
 // errorMessage reads the message of an error answer's body; "" when the

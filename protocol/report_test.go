@@ -490,7 +490,7 @@ func TestSkewMsSaturates(t *testing.T) {
 // the sample. Compare it with BenchmarkTypedCall's time per call.
 func BenchmarkCountingPerCall(b *testing.B) {
 	h, _ := newHandler(b, Config{Tools: reportTools()})
-	k := h.keysInForce()[0]
+	k := h.keyring().keys[0]
 	resp := Response{Status: http.StatusOK}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -101,7 +101,7 @@ func (s *stats) staleSkew(skewMs int64) {
 	}
 	for {
 		old := s.maxSkewMs.Load()
-		if abs64(skewMs) <= abs64(old) || s.maxSkewMs.CompareAndSwap(old, skewMs) {
+		if diffAbs(skewMs) <= diffAbs(old) || s.maxSkewMs.CompareAndSwap(old, skewMs) {
 			return
 		}
 	}
@@ -163,11 +163,4 @@ func (t *toolStats) answer(resp Response, d time.Duration, now func() time.Time)
 		n := t.next.Add(1) - 1
 		t.samples[n%latencySamples].Store(int64(d))
 	}
-}
-
-func abs64(v int64) int64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }

@@ -18,15 +18,13 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/median-go/median/internal/httpwire"
 	"github.com/median-go/median/protocol"
 )
 
 // SignatureHeader is the header that carries Median's signature
 // (PROTOCOL.md §1); the adapters read it with the framework's c.Get.
-const SignatureHeader = "Median-Signature"
-
-// contentType is the type of every answer (PROTOCOL.md §3).
-const contentType = "application/json"
+const SignatureHeader = httpwire.SignatureHeader
 
 // Request builds the core's view of req, whose method is method and whose
 // median-signature header is signature (pass the framework's own c.Get,
@@ -125,7 +123,7 @@ func Write(res *fasthttp.Response, resp protocol.Response) {
 		return
 	}
 	res.SetStatusCode(resp.Status)
-	res.Header.SetContentType(contentType)
+	res.Header.SetContentType(httpwire.ContentType)
 	if resp.Allow != "" {
 		res.Header.Set("Allow", resp.Allow)
 	}

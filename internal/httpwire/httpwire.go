@@ -6,18 +6,23 @@ package httpwire
 
 import "net/http"
 
+// The wire's names and values, for net/http here and for the adapters of
+// frameworks that are not built on it (internal/fasthttpio).
+const (
+	SignatureHeader = "Median-Signature" // the header that carries Median's signature, canonical
+	ContentType     = "application/json" // the Content-Type of every answer
+	Allow           = "GET, POST"        // the Allow header's value on a 405 answer
+)
+
 // The header values every answer shares, never written to.
 var (
-	contentTypeValue = []string{"application/json"}
+	contentTypeValue = []string{ContentType}
 	allowValue       = []string{Allow}
 )
 
-// Allow is the Allow header's value on a 405 answer.
-const Allow = "GET, POST"
-
 // Signature returns the median-signature header of r, "" when absent.
 func Signature(r *http.Request) string {
-	if v := r.Header["Median-Signature"]; len(v) > 0 {
+	if v := r.Header[SignatureHeader]; len(v) > 0 {
 		return v[0]
 	}
 	return ""
