@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/median-go/median/internal/answerjson"
+	"github.com/median-go/median/internal/chars"
 )
 
 // answer is a body of the contract's shape: {"result": …} or
@@ -27,7 +28,7 @@ func parse(contentType string, body []byte) (answer, error) {
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil || top == nil {
-		return answer{}, fmt.Errorf("the body is not a JSON object: %s", snippet(body, 80))
+		return answer{}, fmt.Errorf("the body is not a JSON object: %s", chars.Snippet(body, 80))
 	}
 	if len(top) != 1 || (top["result"] == nil && top["error"] == nil) {
 		return answer{}, fmt.Errorf("the body must have exactly one key, \"result\" or \"error\"; it has %s", answerjson.KeysOf(top))
@@ -40,7 +41,7 @@ func parse(contentType string, body []byte) (answer, error) {
 		Message *string `json:"message"`
 	}
 	if err := json.Unmarshal(top["error"], &e); err != nil || e.Code == nil || *e.Code == "" || e.Message == nil {
-		return answer{}, fmt.Errorf("\"error\" must be an object with a string code and message, got %s", snippet(top["error"], 80))
+		return answer{}, fmt.Errorf("\"error\" must be an object with a string code and message, got %s", chars.Snippet(top["error"], 80))
 	}
 	return answer{isError: true, code: *e.Code, message: *e.Message}, nil
 }

@@ -122,7 +122,7 @@ func OfDiagnostics(status int, contentType string, body []byte) View {
 	v.Text = string(chars.Prefix(body, chars.Diagnostics))
 	if v.Chars > chars.Diagnostics {
 		v.Cut = true
-		v.Notes = append(v.Notes, fmt.Sprintf("Median keeps the first %s of %s characters", group(chars.Diagnostics), group(v.Chars)))
+		v.Notes = append(v.Notes, fmt.Sprintf("Median keeps the first %s of %s characters", chars.Group(chars.Diagnostics), chars.Group(v.Chars)))
 	}
 	return v
 }
@@ -151,7 +151,7 @@ func readResult(raw json.RawMessage) View {
 	v.Text = string(chars.Prefix(text, chars.Result))
 	if v.Chars > chars.Result {
 		v.Cut = true
-		v.Notes = append(v.Notes, fmt.Sprintf("the agent reads the first %s of %s characters: return less, or use protocol.FitResult", group(chars.Result), group(v.Chars)))
+		v.Notes = append(v.Notes, fmt.Sprintf("the agent reads the first %s of %s characters: return less, or use protocol.FitResult", chars.Group(chars.Result), chars.Group(v.Chars)))
 	}
 	return v
 }
@@ -161,7 +161,7 @@ func readResult(raw json.RawMessage) View {
 func hint(m member, notes []string, check func(string) string) (string, []string) {
 	var s string
 	if err := json.Unmarshal(m.value, &s); err != nil {
-		return "", append(notes, fmt.Sprintf("%s is not a string (%s): the widget shows nothing", m.name, snippet(m.value, 40)))
+		return "", append(notes, fmt.Sprintf("%s is not a string (%s): the widget shows nothing", m.name, chars.Snippet(m.value, 40)))
 	}
 	if why := check(s); why != "" {
 		return "", append(notes, fmt.Sprintf("%s %s: the widget shows nothing", m.name, why))
@@ -173,7 +173,7 @@ func hint(m member, notes []string, check func(string) string) (string, []string
 func checkPath(p string) string {
 	switch n := utf8.RuneCountInString(p); {
 	case n == 0 || p[0] != '/' || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\"):
-		return fmt.Sprintf("%q does not start with a single /", snippet([]byte(p), 60))
+		return fmt.Sprintf("%q does not start with a single /", chars.Snippet([]byte(p), 60))
 	case n > maxPath:
 		return fmt.Sprintf("is %d characters, over %d", n, maxPath)
 	}
@@ -198,23 +198,6 @@ func notAnswering(status int) View {
 
 // outside is the view of an answer outside the contract.
 func outside(problem string) View { return View{Told: ToldOutside, Problem: problem} }
-
-// group writes n with thousands separators: 9120 → "9,120".
-func group(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
-// snippet is raw's first n characters, with … when cut.
-func snippet(raw []byte, n int) string {
-	if p := chars.Prefix(raw, n); len(p) < len(raw) {
-		return string(p) + "…"
-	}
-	return string(raw)
-}
 
 // isJSONType reports whether a Content-Type is application/json.
 func isJSONType(contentType string) bool {

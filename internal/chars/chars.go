@@ -12,6 +12,7 @@ package chars
 
 import (
 	"encoding/binary"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -58,5 +59,24 @@ func size(b []byte) int {
 		return 1
 	}
 	_, s := utf8.DecodeRune(b)
+	return s
+}
+
+// Snippet returns the first n characters of b, with "…" when it cut
+// some: a piece of an answer fit for an error message.
+func Snippet(b []byte, n int) string {
+	if p := Prefix(b, n); len(p) < len(b) {
+		return string(p) + "…"
+	}
+	return string(b)
+}
+
+// Group writes n in decimal with a comma between groups of three digits
+// (4000 as "4,000"), as the module's messages write character counts.
+func Group(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
 	return s
 }

@@ -62,3 +62,23 @@ func TestPrefixEdges(t *testing.T) {
 		t.Errorf("Prefix(nil, 5) = %q", got)
 	}
 }
+
+func TestGroup(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 7: "7", 999: "999", 1000: "1,000", 9120: "9,120", 1048576: "1,048,576", -4000: "-4,000", -400: "-400"} {
+		if got := Group(n); got != want {
+			t.Errorf("Group(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestSnippet(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{{"", 3, ""}, {"abc", 3, "abc"}, {"abcd", 3, "abc…"}, {"ééé€", 3, "ééé…"}, {"é\xff", 2, "é\xff"}} {
+		if got := Snippet([]byte(c.in), c.n); got != c.want {
+			t.Errorf("Snippet(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

@@ -111,16 +111,16 @@ func (c *Client) Manifest(ctx context.Context) ([]Tool, Exchange, error) {
 	case x.Err != nil:
 		return nil, x, fmt.Errorf("GET %s: %w", c.URL, x.Err)
 	case x.Status != http.StatusOK:
-		return nil, x, fmt.Errorf("GET %s: status %d: %s", c.URL, x.Status, snippet(x.Answer, 200))
+		return nil, x, fmt.Errorf("GET %s: status %d: %s", c.URL, x.Status, chars.Snippet(x.Answer, 200))
 	}
 	var m struct {
 		Tools []Tool `json:"tools"`
 	}
 	if err := json.Unmarshal(x.Answer, &m); err != nil {
-		return nil, x, fmt.Errorf("GET %s: the manifest is not JSON of the form {\"tools\": [...]}: %v: %s", c.URL, err, snippet(x.Answer, 200))
+		return nil, x, fmt.Errorf("GET %s: the manifest is not JSON of the form {\"tools\": [...]}: %v: %s", c.URL, err, chars.Snippet(x.Answer, 200))
 	}
 	if len(m.Tools) == 0 {
-		return nil, x, fmt.Errorf("GET %s: the manifest lists no tools: %s", c.URL, snippet(x.Answer, 200))
+		return nil, x, fmt.Errorf("GET %s: the manifest lists no tools: %s", c.URL, chars.Snippet(x.Answer, 200))
 	}
 	for i, t := range m.Tools {
 		if t.Name == "" {
@@ -142,12 +142,4 @@ func DeclaredRisk(tools []Tool, tool string) string {
 		}
 	}
 	return "low"
-}
-
-// snippet is raw's first n characters, with … when cut.
-func snippet(raw []byte, n int) string {
-	if p := chars.Prefix(raw, n); len(p) < len(raw) {
-		return string(p) + "…"
-	}
-	return string(raw)
 }

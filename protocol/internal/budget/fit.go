@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/median-go/median/internal/chars"
 )
 
 // ErrTooLarge is wrapped by the error Fit returns when no shortening its
@@ -79,12 +81,12 @@ func tooLarge(s *shape, size, maxChars int) error {
 	if first == nil {
 		return &fitError{ErrTooLarge, fmt.Sprintf(
 			"result is %s characters, over the limit of %s, and has no list to shorten; return fewer fields or a summary",
-			group(s.chars), group(maxChars))}
+			chars.Group(s.chars), chars.Group(maxChars))}
 	}
 	return &fitError{ErrTooLarge, fmt.Sprintf(
 		"result is %s characters, over the limit of %s, and still %s with every list cut to its first item "+
 			"(the longest first item is %s, in %s); return fewer or shorter fields, or a summary",
-		group(s.chars), group(maxChars), group(size), characters(first.items[0].chars), where(s, first))}
+		chars.Group(s.chars), chars.Group(maxChars), chars.Group(size), characters(first.items[0].chars), where(s, first))}
 }
 
 // where names l for a message: the top-level list, or its JSON Pointer.
@@ -110,20 +112,11 @@ func characters(n int) string {
 	if n == 1 {
 		return "1 character"
 	}
-	return group(n) + " characters"
+	return chars.Group(n) + " characters"
 }
 
 // pointerPart is "/name" with ~ and / escaped as in a JSON Pointer.
 func pointerPart(s *shape, name span) string {
 	n := unquote(s.raw[name.start:name.end])
 	return "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(n)
-}
-
-// group writes n with thousands separators: 9120 → "9,120".
-func group(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

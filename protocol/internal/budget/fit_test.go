@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/median-go/median/internal/chars"
 )
 
 // items returns n JSON strings of 10 characters each ("item00001"-style),
@@ -20,7 +22,7 @@ func items(n int) string {
 	return strings.Join(parts, ",")
 }
 
-func itoa(i int) string { return group(i) }
+func itoa(i int) string { return chars.Group(i) }
 
 func TestFitRules(t *testing.T) {
 	for _, c := range []struct {
@@ -108,11 +110,5 @@ func TestFitErrors(t *testing.T) {
 func TestCountChars(t *testing.T) {
 	for _, s := range []string{"", "a", "abcdefgh", "abcdefghi", "abcdefgé", "é", "ééééé", "😀x", "\xff", "a\xffb", "\xe2\x82", "abcdefg\xe2\x82\xac", strings.Repeat("ab€", 9)} {
 		assert.Equal(t, utf8.RuneCountInString(s), countChars([]byte(s)), "%q", s)
-	}
-}
-
-func TestGroup(t *testing.T) {
-	for n, want := range map[int]string{0: "0", 7: "7", 999: "999", 1000: "1,000", 9120: "9,120", 1048576: "1,048,576", -4000: "-4,000"} {
-		assert.Equal(t, want, group(n))
 	}
 }
