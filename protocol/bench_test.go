@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -161,17 +163,54 @@ func serveUnique(b *testing.B, h *Handler, reqs []Request) {
 // BenchmarkTypedCallParallel serves the 1 KiB typed call of
 // BenchmarkTypedCall from every processor at once (b.RunParallel), with the
 // default memory store (impl=median, each call its own toolCallId, none
-// answered from the store) and without replay protection
-// (impl=median-noreplay). Run it with -cpu 1,2 and compare the columns of
-// benchstat -col /gomaxprocs: ns/op at 2 is the time per call with two
-// processors serving, so time at 1 / time at 2 is how much more two
-// processors serve. It also reports the process's CPU time per call
-// (cpu-ns/op, the collector's included), which other jobs on a shared
-// machine barely move: what a call costs more at 2 than at 1 (contention,
-// cache lines moving between cores) bounds the scaling at 2 / that ratio.
+// answered from the store), without replay protection
+// (impl=median-noreplay), and beside the by-hand endpoint of
+// BenchmarkTypedCall (impl=byhand: each goroutine its own HMAC, set up
+// once, and encoding/json; it shares nothing). Run it with -cpu 1,2 and
+// compare the columns of benchstat -col /gomaxprocs: ns/op at 2 is the
+// time per call with two processors serving, so time at 1 / time at 2 is
+// how much more two processors serve. It also reports the process's CPU
+// time per call (cpu-ns/op, the collector's included), which other jobs on
+// a shared machine barely move: what a call costs more at 2 than at 1
+// (contention, cache lines moving between cores, the collector and the
+// allocator) bounds the scaling at 2 / that ratio. byhand shows that bound
+// for code of the contract's work with no lock and no shared counter.
 func BenchmarkTypedCallParallel(b *testing.B) {
 	tool := quoteOrderTool()
 	input := orderInputJSON(1 << 10)
+	secret, err := deriveSecret(testKey)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("impl=byhand", func(b *testing.B) {
+		reqs := quoteOrderCalls(b.N, input)
+		prefix := []byte(strconv.FormatInt(testNow.UnixMilli(), 10) + ".")
+		var next atomic.Int64
+		b.ReportAllocs()
+		b.SetBytes(int64(len(reqs[0].BodyBytes)))
+		b.ResetTimer()
+		cpu := processCPU()
+		b.RunParallel(func(pb *testing.PB) {
+			mac, sum := hmac.New(sha256.New, secret), make([]byte, 0, sha256.Size)
+			for pb.Next() {
+				body := reqs[next.Add(1)-1].BodyBytes
+				mac.Reset()
+				mac.Write(prefix)
+				mac.Write(body)
+				sum = mac.Sum(sum[:0])
+				var w byHandBody
+				if err := json.Unmarshal(body, &w); err != nil {
+					b.Error(err)
+					return
+				}
+				if _, err := json.Marshal(quoteOrder(w.Input)); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+	})
 	for _, impl := range []struct {
 		name     string
 		noReplay bool

@@ -116,6 +116,25 @@ func TestKeySign(t *testing.T) {
 	require.ErrorIs(t, err, CodeInvalidMedianKey)
 }
 
+// TestMatchesEveryTimestampLength: a t of any length an int64 has (up to
+// 20 characters with its sign) is signed as sent; a longer one, which no
+// parsed header holds, matches nothing.
+func TestMatchesEveryTimestampLength(t *testing.T) {
+	k := mustParseKey(fuzzKey)
+	body := []byte(`{"op":"diagnostics"}`)
+	for _, ts := range []string{"0", "1767225600000", "-9223372036854775808", "9223372036854775807"} {
+		mac := [32]byte(fuzzMAC(ts, body))
+		assert.True(t, k.matches(ts, body, &mac, nil), "t=%s", ts)
+		wrong := mac
+		wrong[31] ^= 1
+		assert.False(t, k.matches(ts, body, &wrong, nil), "t=%s with a changed MAC", ts)
+		assert.True(t, k.matches(ts, body, &wrong, [][32]byte{mac}), "t=%s: a later v1 matches", ts)
+	}
+	long := "123456789012345678901"
+	mac := [32]byte(fuzzMAC(long, body))
+	assert.False(t, k.matches(long, body, &mac, nil), "a t longer than any int64")
+}
+
 // TestNewReportsKeyProblems: a bad or missing key is an error from New and a
 // 500 on every request (GET and POST, signed or not), never fail-open.
 func TestNewReportsKeyProblems(t *testing.T) {
