@@ -12,6 +12,8 @@ import (
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/median-go/median/internal/testsupport"
 )
 
 // Run with: go test ./protocol -run '^$' -bench . -benchmem
@@ -238,4 +240,31 @@ func BenchmarkTypedCallParallel(b *testing.B) {
 			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
+}
+
+// BenchmarkTypedCallStorePaired measures what the default replay store adds
+// to the 1 KiB typed call of BenchmarkTypedCall as a paired comparison
+// (testsupport.Paired): a Handler with the store and one without serve the
+// same 1,024 distinct calls in alternating blocks of 16. It reports
+// store-ns/op, nostore-ns/op and their ratio, store/nostore. The store is
+// replaced after each round of 1,024 calls, untimed, as in
+// BenchmarkTypedCall, so no call is answered from it.
+func BenchmarkTypedCallStorePaired(b *testing.B) {
+	tool := quoteOrderTool()
+	reqs := quoteOrderCalls(1024, orderInputJSON(1<<10))
+	with := benchHandler(b, Config{Tools: []*Tool{tool}})
+	without := benchHandler(b, Config{Tools: []*Tool{tool}, DisableReplayProtection: true})
+	ctx := context.Background()
+	serve := func(h *Handler) func(int) {
+		return func(i int) {
+			if resp := h.Serve(ctx, reqs[i%len(reqs)]); resp.Status != 200 || resp.code != "" || resp.replayed {
+				b.Fatalf("%d %.200s", resp.Status, resp.Body)
+			}
+		}
+	}
+	testsupport.Paired(b, 16, [2]string{"store", "nostore"}, [2]func(int){serve(with), serve(without)}, func(next int) {
+		if next > 0 && next%len(reqs) == 0 {
+			with.cfg.Store = newMemoryStore(0, nil)
+		}
+	})
 }

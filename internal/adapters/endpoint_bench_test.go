@@ -29,6 +29,7 @@ import (
 	fiberv3median "github.com/median-go/median/fibermedian/v3"
 	"github.com/median-go/median/ginmedian"
 	"github.com/median-go/median/internal/adaptertest"
+	"github.com/median-go/median/internal/testsupport"
 	"github.com/median-go/median/protocol"
 )
 
@@ -43,9 +44,56 @@ import (
 // timing). Interleave the pairs and read the ratio per framework:
 //
 //	go test -c -o adapters.test ./internal/adapters
-//	for i in $(seq 8); do ./adapters.test -test.run '^$' -test.bench Endpoint -test.benchmem -test.count 1; done > endpoint.txt
+//	for i in $(seq 8); do ./adapters.test -test.run '^$' -test.bench 'Endpoint$' -test.benchmem -test.count 1; done > endpoint.txt
 //	benchstat -row /fw -col /impl endpoint.txt
+//
+// BenchmarkEndpointPaired times the same pairs in alternating blocks.
 func BenchmarkEndpoint(b *testing.B) {
+	for _, e := range endpoints(b) {
+		for _, impl := range []struct {
+			name   string
+			sender func(*testing.B) func()
+		}{{"median", e.median}, {"byhand", e.byHand}} {
+			b.Run("fw="+e.name+"/impl="+impl.name, func(b *testing.B) {
+				send := impl.sender(b)
+				b.ReportAllocs()
+				for b.Loop() {
+					send()
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkEndpointPaired times each mount of BenchmarkEndpoint and its
+// by-hand handler as a paired comparison (testsupport.Paired): alternating
+// blocks of 64 calls, each block timed on its own. It reports
+// median-ns/op, byhand-ns/op and their ratio, median/byhand, for each
+// framework:
+//
+//	for i in $(seq 8); do ./adapters.test -test.run '^$' -test.bench EndpointPaired -test.count 1; done > paired.txt
+//	benchstat -filter '.unit:median/byhand' -row /fw paired.txt
+func BenchmarkEndpointPaired(b *testing.B) {
+	for _, e := range endpoints(b) {
+		b.Run("fw="+e.name, func(b *testing.B) {
+			median, byHand := e.median(b), e.byHand(b)
+			testsupport.Paired(b, 64, [2]string{"median", "byhand"}, [2]func(int){func(int) { median() }, func(int) { byHand() }}, nil)
+		})
+	}
+}
+
+// endpoint is one mount of BenchmarkEndpoint: for the benchmark that runs
+// it, a function that sends the signed call through the core (median) or
+// through the by-hand handler (byHand) and fails the benchmark unless it
+// is answered 200.
+type endpoint struct {
+	name           string
+	median, byHand func(*testing.B) func()
+}
+
+// endpoints returns the seven mounts of BenchmarkEndpoint, each checked to
+// answer the same bytes through the core and by hand.
+func endpoints(b *testing.B) []endpoint {
 	h, _ := adaptertest.NewHandler(func(cfg *protocol.Config) { cfg.DisableReplayProtection = true })
 	req := adaptertest.Signed(http.MethodPost, adaptertest.ToolCall(adaptertest.ToolEcho, "call_bench", `{"text":"bench"}`))
 	answer := []byte(`{"result":{"text":"bench","visitor":"user_7"}}`)
@@ -54,7 +102,13 @@ func BenchmarkEndpoint(b *testing.B) {
 		b.Fatal(err)
 	}
 	k := newByHandKey(secret)
-
+	netHTTP := func(handler http.Handler) func(*testing.B) func() {
+		return func(b *testing.B) func() { return netHTTPSender(b, handler, req, http.StatusOK) }
+	}
+	fiber := func(handler fasthttp.RequestHandler) func(*testing.B) func() {
+		return func(b *testing.B) func() { return fiberSender(b, handler, req, http.StatusOK) }
+	}
+	var out []endpoint
 	for _, fw := range []struct {
 		name           string
 		median, byHand http.Handler
@@ -66,8 +120,7 @@ func BenchmarkEndpoint(b *testing.B) {
 		{"chi", endpointChi(h), k.chi()},
 	} {
 		checkSame(b, fw.name, answer, req, map[string]http.Handler{"median": fw.median, "byhand": fw.byHand})
-		b.Run("fw="+fw.name+"/impl=median", func(b *testing.B) { benchNetHTTP(b, fw.median, req, http.StatusOK) })
-		b.Run("fw="+fw.name+"/impl=byhand", func(b *testing.B) { benchNetHTTP(b, fw.byHand, req, http.StatusOK) })
+		out = append(out, endpoint{fw.name, netHTTP(fw.median), netHTTP(fw.byHand)})
 	}
 	for _, fw := range []struct {
 		name           string
@@ -81,9 +134,9 @@ func BenchmarkEndpoint(b *testing.B) {
 				b.Fatalf("%s %s answers %s, want %s", fw.name, impl, got, answer)
 			}
 		}
-		b.Run("fw="+fw.name+"/impl=median", func(b *testing.B) { benchFiberHandler(b, fw.median, req, http.StatusOK) })
-		b.Run("fw="+fw.name+"/impl=byhand", func(b *testing.B) { benchFiberHandler(b, fw.byHand, req, http.StatusOK) })
+		out = append(out, endpoint{fw.name, fiber(fw.median), fiber(fw.byHand)})
 	}
+	return out
 }
 
 // The endpoint-mode mounts the benchmarks measure: each adapter's

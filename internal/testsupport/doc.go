@@ -1,7 +1,8 @@
 // Package testsupport holds what the module's tests share and nothing
 // else imports: a log sink safe for concurrent use ([Buffer]), a wait for
-// what a background goroutine makes true ([Eventually]) and the rule for a
-// component a test needs but the machine lacks ([Missing]). Only
+// what a background goroutine makes true ([Eventually]), the rule for a
+// component a test needs but the machine lacks ([Missing]) and the paired
+// timing of two ways of serving the same calls ([Paired]). Only
 // test code and the test-server packages (internal/redistest,
 // internal/pgtest) import it, so it never reaches a user's binary.
 package testsupport

@@ -313,6 +313,20 @@ func TestEntryOverheadCoversTheHeap(t *testing.T) {
 	}
 }
 
+// TestSweepReachesALaterFront: a claim that expires before the claim
+// ahead of it in its list is dropped by the first sweep after the one
+// ahead has gone (here, answered): the shard's sweep, which skips the
+// lists until their fronts can have expired, follows the new front.
+func TestSweepReachesALaterFront(t *testing.T) {
+	s, c := newClocked(MinMaxBytes) // one shard
+	claim(t, s, key(1), fp, time.Hour)
+	claim(t, s, key(2), fp, time.Second)
+	save(t, s, key(1), nil, time.Hour) // key 2's claim is now the oldest
+	c.Add(2 * time.Second)
+	claim(t, s, key(3), fp, time.Minute) // sweeps
+	require.Equal(t, 2, s.Len(), "key 2's claim expired and must be swept: keys 1 and 3 are left")
+}
+
 func TestIndexGivesMemoryBack(t *testing.T) {
 	const n = 20_000
 	s, c := newClocked(1 << 40)
