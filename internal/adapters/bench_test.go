@@ -115,10 +115,13 @@ func BenchmarkMiddleware(b *testing.B) {
 
 // benchNetHTTP sends r to handler b.N times (see netHTTPSender).
 func benchNetHTTP(b *testing.B, handler http.Handler, r adaptertest.Request, status int) {
-	send := netHTTPSender(b, handler, r, status)
+	benchLoop(b, netHTTPSender(b, handler, r, status))
+}
+
+// benchLoop calls send b.N times and reports the allocations.
+func benchLoop(b *testing.B, send func()) {
 	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
+	for b.Loop() {
 		send()
 	}
 }
@@ -197,12 +200,7 @@ func fiberAnswer(handler fasthttp.RequestHandler, r adaptertest.Request) []byte 
 // benchFiberHandler sends r through a fasthttp handler b.N times (see
 // fiberSender).
 func benchFiberHandler(b *testing.B, handler fasthttp.RequestHandler, r adaptertest.Request, status int) {
-	send := fiberSender(b, handler, r, status)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		send()
-	}
+	benchLoop(b, fiberSender(b, handler, r, status))
 }
 
 // fiberSender returns a function that sends r through a fasthttp handler,

@@ -54,13 +54,7 @@ func BenchmarkEndpoint(b *testing.B) {
 			name   string
 			sender func(*testing.B) func()
 		}{{"median", e.median}, {"byhand", e.byHand}} {
-			b.Run("fw="+e.name+"/impl="+impl.name, func(b *testing.B) {
-				send := impl.sender(b)
-				b.ReportAllocs()
-				for b.Loop() {
-					send()
-				}
-			})
+			b.Run("fw="+e.name+"/impl="+impl.name, func(b *testing.B) { benchLoop(b, impl.sender(b)) })
 		}
 	}
 }
