@@ -50,8 +50,9 @@ type keyState struct {
 }
 
 // macState is a reusable HMAC-SHA256 under one key, with room for "<t>."
-// (any t parseSignature accepts: an int64 has at most 20 characters) and
-// the sum.
+// for any t an int64 formats to (at most 20 characters) and the sum. A t
+// may be longer (leading zeros are allowed and signed as sent): matches
+// then writes it through prefix in pieces.
 type macState struct {
 	h      hash.Hash
 	prefix [21]byte
@@ -155,14 +156,16 @@ func (k Key) Sign(t time.Time, body []byte) string {
 // "<ts>.<body>", comparing in constant time. It reuses pooled HMAC state:
 // no allocation. The state goes back to the pool without a defer and t is
 // copied into a fixed array, both cheaper than a defer and an append
-// (BenchmarkVerify). A ts longer than any int64, which parseSignature
-// never gives, matches nothing.
+// (BenchmarkVerify). A ts too long for prefix (parseSignature accepts
+// leading zeros, so t has no bound) is written in pieces.
 func (k Key) matches(ts string, body []byte, first *[32]byte, more [][32]byte) bool {
-	if len(ts) >= len(macState{}.prefix) {
-		return false
-	}
 	st := k.st.macs.Get().(*macState)
 	st.h.Reset()
+	for len(ts) >= len(st.prefix) {
+		n := copy(st.prefix[:], ts)
+		st.h.Write(st.prefix[:n])
+		ts = ts[n:]
+	}
 	n := copy(st.prefix[:], ts)
 	st.prefix[n] = '.'
 	st.h.Write(st.prefix[:n+1])

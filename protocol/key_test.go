@@ -117,8 +117,8 @@ func TestKeySign(t *testing.T) {
 }
 
 // TestMatchesEveryTimestampLength: a t of any length an int64 has (up to
-// 20 characters with its sign) is signed as sent; a longer one, which no
-// parsed header holds, matches nothing.
+// 20 characters with its sign) is signed as sent, and so is a longer one
+// (leading zeros), written through the fixed prefix in pieces.
 func TestMatchesEveryTimestampLength(t *testing.T) {
 	k := mustParseKey(fuzzKey)
 	body := []byte(`{"op":"diagnostics"}`)
@@ -130,9 +130,12 @@ func TestMatchesEveryTimestampLength(t *testing.T) {
 		assert.False(t, k.matches(ts, body, &wrong, nil), "t=%s with a changed MAC", ts)
 		assert.True(t, k.matches(ts, body, &wrong, [][32]byte{mac}), "t=%s: a later v1 matches", ts)
 	}
-	long := "123456789012345678901"
-	mac := [32]byte(fuzzMAC(long, body))
-	assert.False(t, k.matches(long, body, &mac, nil), "a t longer than any int64")
+	for _, long := range []string{"000000001767225600000", "0000000001767225600000", strings.Repeat("0", 42), strings.Repeat("0", 43) + "1"} {
+		mac := [32]byte(fuzzMAC(long, body))
+		assert.True(t, k.matches(long, body, &mac, nil), "t=%s (%d characters)", long, len(long))
+		mac[0] ^= 1
+		assert.False(t, k.matches(long, body, &mac, nil), "t=%s with a changed MAC", long)
+	}
 }
 
 // TestNewReportsKeyProblems: a bad or missing key is an error from New and a
@@ -261,4 +264,26 @@ func TestKeyRotationFromEnvironment(t *testing.T) {
 		require.NoError(t, err)
 		requireReport(t, h.Serve(context.Background(), diagnosticsAt(testKey, testNow)))
 	})
+}
+
+// TestVerifyLongZeroPaddedTimestamp: t is signed exactly as sent and may
+// have leading zeros (vector t_as_sent), so its length is not bounded by an
+// int64's: a zero-padded, in-tolerance, correctly signed t of any length
+// verifies.
+func TestVerifyLongZeroPaddedTimestamp(t *testing.T) {
+	k := mustParseKey(fuzzKey)
+	body := []byte(`{"op":"diagnostics"}`)
+	now := time.UnixMilli(1767225600000)
+	for _, pad := range []int{0, 7, 8, 9, 30, 100} {
+		ts := strings.Repeat("0", pad) + "1767225600000"
+		neg := "-" + strings.Repeat("0", pad) + "0"
+		for _, ts := range []string{ts, neg} {
+			header := "t=" + ts + ",v1=" + hex.EncodeToString(fuzzMAC(ts, body))
+			at := now
+			if ts[0] == '-' {
+				at = time.UnixMilli(0)
+			}
+			assert.NoError(t, VerifySignature(header, body, at, 5*time.Minute, k), "t=%s (%d characters)", ts, len(ts))
+		}
+	}
 }

@@ -5,6 +5,10 @@ import (
 	"time"
 )
 
+// pairedClock is Paired's clock; TestPaired replaces it to check what
+// Paired attributes to each side.
+var pairedClock = time.Now
+
 // Paired is the body of a benchmark that compares two ways of serving the
 // same calls, serve[0] and serve[1], as a paired measurement: they run in
 // alternating blocks of block calls, each block timed on its own and the
@@ -30,11 +34,11 @@ func Paired(b *testing.B, block int, names [2]string, serve [2]func(i int), betw
 		}
 		for k := range 2 {
 			side := (k + pair) % 2 // 0 then 1, then 1 then 0
-			start := time.Now()
+			start := pairedClock()
 			for i := next; i < next+block; i++ {
 				serve[side](i)
 			}
-			took[side] += time.Since(start)
+			took[side] += pairedClock().Sub(start)
 		}
 		next += block
 		pair++
