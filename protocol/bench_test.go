@@ -168,7 +168,8 @@ func serveUnique(b *testing.B, h *Handler, reqs []Request) {
 // answered from the store), without replay protection
 // (impl=median-noreplay), and beside the by-hand endpoint of
 // BenchmarkTypedCall (impl=byhand: each goroutine its own HMAC, set up
-// once, and encoding/json; it shares nothing). Run it with -cpu 1,2 and
+// once, and encoding/json; it shares only the benchmark's own atomic
+// index into the requests, as every impl does). Run it with -cpu 1,2 and
 // compare the columns of benchstat -col /gomaxprocs: ns/op at 2 is the
 // time per call with two processors serving, so time at 1 / time at 2 is
 // how much more two processors serve. It also reports the process's CPU
@@ -176,7 +177,7 @@ func serveUnique(b *testing.B, h *Handler, reqs []Request) {
 // a shared machine barely move: what a call costs more at 2 than at 1
 // (contention, cache lines moving between cores, the collector and the
 // allocator) bounds the scaling at 2 / that ratio. byhand shows that bound
-// for code of the contract's work with no lock and no shared counter.
+// for code of the contract's work with no lock and no counter of its own.
 func BenchmarkTypedCallParallel(b *testing.B) {
 	tool := quoteOrderTool()
 	input := orderInputJSON(1 << 10)
