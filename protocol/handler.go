@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -321,20 +320,6 @@ func (h *Handler) observe(ctx context.Context, st *callState, resp Response) {
 		observer(ctx, ev)
 		return struct{}{}, nil
 	})
-}
-
-// skewMs is the server clock minus the sender's t, in milliseconds,
-// saturating instead of overflowing for an absurd t.
-func skewMs(now time.Time, t int64) int64 {
-	n := now.UnixMilli()
-	d := n - t
-	if (t < 0 && d < n) || (t > 0 && d > n) {
-		if t < 0 {
-			return math.MaxInt64
-		}
-		return math.MinInt64 + 1
-	}
-	return d
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -110,6 +111,16 @@ func TestStaleMessage(t *testing.T) {
 	assert.Contains(t, err.Error(), "t is 5m0.001s behind the server clock; at most 5m0s either way is accepted")
 	err = sig.checkTime(time.UnixMilli(1000000-6*60*1000), defaultTolerance)
 	assert.Contains(t, err.Error(), "6m0s ahead of the server clock")
+	// At either end of int64 the difference overflows; the message still
+	// says which way.
+	for _, c := range []struct {
+		t   int64
+		way string
+	}{{math.MinInt64, "behind"}, {math.MinInt64 + 1, "behind"}, {math.MaxInt64, "ahead of"}, {-1, "behind"}} {
+		err = (&signature{timestamp: c.t}).checkTime(now, defaultTolerance)
+		require.ErrorIs(t, err, CodeStaleTimestamp, "t=%d", c.t)
+		assert.Contains(t, err.Error(), " "+c.way+" the server clock", "t=%d", c.t)
+	}
 }
 
 // TestDiagnosticsCancelledByCaller: a caller that goes away is not told the

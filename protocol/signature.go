@@ -210,17 +210,13 @@ func decodeHex32(dst *[32]byte, hexs string) bool {
 // past or in the future (stale_timestamp). Exactly tolerance away is still
 // accepted.
 func (s *signature) checkTime(now time.Time, tolerance time.Duration) error {
-	diff := now.UnixMilli() - s.timestamp
-	if diff < 0 {
-		diff = -diff
-	}
-	// diff < 0 after negation means overflow: as far from now as can be.
-	if diff < 0 || diff > tolerance.Milliseconds() {
+	skew := skewMs(now, s.timestamp) // saturates: a t near either end of int64 is as far as can be, the right way
+	if diffAbs(skew) > tolerance.Milliseconds() {
 		hint := ""
 		if s.timestamp > 0 && s.timestamp < 1e11 {
 			hint = "; t looks like seconds, it must be milliseconds"
 		}
-		return errorf(CodeStaleTimestamp, "%s: t is %s %s the server clock; at most %s either way is accepted%s", msgStaleTimestamp, msDuration(diffAbs(now.UnixMilli()-s.timestamp)), direction(now.UnixMilli()-s.timestamp), tolerance, hint)
+		return errorf(CodeStaleTimestamp, "%s: t is %s %s the server clock; at most %s either way is accepted%s", msgStaleTimestamp, msDuration(diffAbs(skew)), direction(skew), tolerance, hint)
 	}
 	return nil
 }
@@ -270,6 +266,20 @@ func VerifySignature(header string, body []byte, now time.Time, tolerance time.D
 		err = sig.verify(body, keys...)
 	}
 	return err
+}
+
+// skewMs is the server clock minus the sender's t, in milliseconds,
+// saturating instead of overflowing for an absurd t.
+func skewMs(now time.Time, t int64) int64 {
+	n := now.UnixMilli()
+	d := n - t
+	if (t < 0 && d < n) || (t > 0 && d > n) {
+		if t < 0 {
+			return math.MaxInt64
+		}
+		return math.MinInt64 + 1
+	}
+	return d
 }
 
 // direction says whether a timestamp diff (now - t) is behind or ahead.
