@@ -50,9 +50,6 @@ func runCall(args []string, stdout, stderr io.Writer, getenv func(string) string
 	case *risk != "" && !validRisk(*risk):
 		fmt.Fprintf(stderr, "mediancheck call: -risk %q is not one of low, medium, reviewed, high\n", *risk)
 		return exitUsage
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "mediancheck call: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(*input), &obj); err != nil || obj == nil {

@@ -35,10 +35,6 @@ func runCheck(args []string, stdout, stderr io.Writer, getenv func(string) strin
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "mediancheck: unexpected argument %q (subcommand \"call\" must come first)\n", fs.Arg(0))
-		return exitUsage
-	}
 	if *list {
 		for _, c := range conformance.Cases() {
 			tag := ""

@@ -25,12 +25,8 @@ func runDiagnostics(args []string, stdout, stderr io.Writer, getenv func(string)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	switch {
-	case ep.url == "":
+	if ep.url == "" {
 		fmt.Fprintln(stderr, "mediancheck diagnostics: -url is required")
-		return exitUsage
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "mediancheck diagnostics: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
 	client, ok := ep.client(getenv, stderr)

@@ -35,12 +35,17 @@ func newFlagSet(cmd string, stderr io.Writer, timeout time.Duration, timeoutUsag
 
 // parseFlags parses args into fs. When the command must stop there, it
 // returns the exit code and false: 0 after -h, 2 after a bad flag (the
-// flag package has said what is wrong).
+// flag package has said what is wrong) or an argument that is not a flag
+// (it says so).
 func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK, false
 		}
+		return exitUsage, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q (%s takes flags only; -h lists them)\n", fs.Name(), fs.Arg(0), fs.Name())
 		return exitUsage, false
 	}
 	return 0, true

@@ -29,10 +29,6 @@ func runInspect(args []string, stdout, stderr io.Writer, getenv func(string) str
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "mediancheck inspect: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
-	}
 	key, ok := keyFrom(getenv, ep.keyEnv, stderr)
 	if !ok {
 		return exitUsage

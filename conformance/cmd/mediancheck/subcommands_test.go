@@ -257,3 +257,20 @@ func TestInspect(t *testing.T) {
 		t.Fatal("inspect did not stop")
 	}
 }
+
+// TestArgumentsAreFlagsOnly: every command refuses a word that is not a
+// flag, naming it, with exit 2 and before it sends anything.
+func TestArgumentsAreFlagsOnly(t *testing.T) {
+	for _, args := range [][]string{
+		{"-url", "http://127.0.0.1:1/x", "extra"},
+		{"call", "-url", "http://127.0.0.1:1/x", "-tool", "t", "extra"},
+		{"manifest", "-url", "http://127.0.0.1:1/x", "extra"},
+		{"diagnostics", "-url", "http://127.0.0.1:1/x", "extra"},
+		{"inspect", "-url", "http://127.0.0.1:1/x", "extra"},
+	} {
+		code, out, errOut := runCmd(args...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+		assert.Contains(t, errOut, `unexpected argument "extra"`, "%v", args)
+		assert.Empty(t, out, "%v", args)
+	}
+}
