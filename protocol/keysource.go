@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -59,7 +60,7 @@ func keySourceFor(cfg Config) (*keySource, error) {
 	case len(cfg.Keys) > 0:
 		return nil, nil
 	case cfg.KeySource != nil:
-		return &keySource{name: "Config.KeySource", period: orDefault(cfg.KeyRefresh, defaultKeySourceRefresh), read: readKeySource(cfg.KeySource)}, nil
+		return &keySource{name: "Config.KeySource", period: orDefault(cfg.KeyRefresh, defaultKeySourceRefresh), read: readKeySource(cfg.KeySource, keySourceTimeout)}, nil
 	}
 	current, previous := os.Getenv(keyFileEnv), os.Getenv(previousKeyFileEnv)
 	if current == "" && previous == "" {
@@ -69,17 +70,36 @@ func keySourceFor(cfg Config) (*keySource, error) {
 }
 
 // readKeySource wraps Config.KeySource: the first key it returns is the
-// current one, the others are being retired.
-func readKeySource(source func(context.Context) ([]string, error)) func(context.Context) readKeys {
+// current one, the others are being retired. Each call runs under timeout
+// in its own goroutine (runWithin), so a source that ignores its context
+// holds neither New nor Close past it; a panic there is recovered in that
+// goroutine and logged with its stack.
+func readKeySource(source func(context.Context) ([]string, error), timeout time.Duration) func(context.Context) readKeys {
+	type sourced struct {
+		keys  []string
+		err   error
+		panic []any // the recovered panic and its stack, for the log
+	}
 	return func(ctx context.Context) readKeys {
-		ctx, cancel := context.WithTimeout(ctx, keySourceTimeout)
-		defer cancel()
-		keys, err := source(ctx)
-		if err != nil {
+		got, late := runWithin(ctx, timeout, func(ctx context.Context) (s sourced) {
+			defer func() {
+				if p := recover(); p != nil {
+					s = sourced{panic: []any{"panic", fmt.Sprint(p), "stack", string(debug.Stack())}}
+				}
+			}()
+			keys, err := source(ctx)
+			return sourced{keys: keys, err: err}
+		})
+		keys, err := got.keys, got.err
+		switch {
+		case late != nil:
+			return readKeys{err: errorf(CodeMissingSecret, "Config.KeySource did not return within %s, so no key could be read", timeout)}
+		case got.panic != nil:
+			return readKeys{err: newError(CodeMissingSecret, "Config.KeySource panicked, so no key could be read; the server's log has its stack"), detail: got.panic}
+		case err != nil:
 			// Its text may hold anything: it goes to the log only.
 			return readKeys{err: newError(CodeMissingSecret, "Config.KeySource returned an error, so no key could be read; the server's log has it"), detail: []any{"error", err}}
-		}
-		if len(keys) == 0 {
+		case len(keys) == 0:
 			return readKeys{err: newError(CodeMissingSecret, "Config.KeySource returned no key: return the key from Median's dashboard first, then any key being retired")}
 		}
 		names := make([]string, len(keys))

@@ -534,3 +534,22 @@ func TestKeyErrorsNameTheirSource(t *testing.T) {
 		assert.Contains(t, err.Error(), "Config.KeySource key 1 of 2 is empty")
 	})
 }
+
+// TestKeySourceIgnoringItsContext: a KeySource that never looks at its
+// context is given up on at the deadline, with missing_secret saying so,
+// and its goroutine ends once it returns (goleak checks the package).
+func TestKeySourceIgnoringItsContext(t *testing.T) {
+	release := make(chan struct{})
+	read := readKeySource(func(context.Context) ([]string, error) {
+		<-release
+		return []string{testKey}, nil
+	}, 20*time.Millisecond)
+	start := time.Now()
+	got := read(context.Background())
+	close(release)
+	require.NotNil(t, got.err)
+	assert.Equal(t, CodeMissingSecret, got.err.Code)
+	assert.Contains(t, got.err.Message, "did not return within 20ms")
+	assert.Less(t, time.Since(start), 5*time.Second, "the read must not wait for the source")
+	assert.Empty(t, got.keys)
+}
