@@ -27,24 +27,15 @@ var benchSizes = []int{1 << 10, 16 << 10}
 // HMAC-SHA256 of "<t>.<body>" with a key set up once.
 func BenchmarkVerify(b *testing.B) {
 	k := mustParseKey(testKey)
-	secret, err := deriveSecret(testKey)
-	if err != nil {
-		b.Fatal(err)
-	}
 	for _, size := range benchSizes {
 		body := []byte(strings.Repeat("x", size))
 		header := k.Sign(testNow, body)
-		prefix := []byte(strconv.FormatInt(testNow.UnixMilli(), 10) + ".")
 		b.Run(fmt.Sprintf("size=%dKiB/impl=floor", size>>10), func(b *testing.B) {
-			mac := hmac.New(sha256.New, secret)
-			sum := make([]byte, 0, sha256.Size)
+			f := newFloorMAC()
 			b.ReportAllocs()
 			b.SetBytes(int64(size))
 			for b.Loop() {
-				mac.Reset()
-				mac.Write(prefix)
-				mac.Write(body)
-				sum = mac.Sum(sum[:0])
+				f.of(body)
 			}
 		})
 		b.Run(fmt.Sprintf("size=%dKiB/impl=median", size>>10), func(b *testing.B) {
@@ -155,6 +146,44 @@ type byHandBody struct {
 	} `json:"context"`
 }
 
+// floorMAC is the floor of every benchmark here: the HMAC-SHA256 of
+// "<t>.<body>" under testKey's secret, with the key set up once and t the
+// one testNow signs. It is not safe for concurrent use: one per goroutine.
+type floorMAC struct {
+	mac         hash.Hash
+	prefix, sum []byte
+}
+
+func newFloorMAC() *floorMAC {
+	secret, err := deriveSecret(testKey)
+	if err != nil {
+		panic(err) // testKey is a usable key
+	}
+	return &floorMAC{mac: hmac.New(sha256.New, secret), prefix: []byte(strconv.FormatInt(testNow.UnixMilli(), 10) + "."), sum: make([]byte, 0, sha256.Size)}
+}
+
+// of computes the MAC of body.
+func (f *floorMAC) of(body []byte) {
+	f.mac.Reset()
+	f.mac.Write(f.prefix)
+	f.mac.Write(body)
+	f.sum = f.mac.Sum(f.sum[:0])
+}
+
+// byHand serves body as the by-hand endpoint of the typed-call benchmarks:
+// the MAC, json.Unmarshal (encoding/json) of the whole body into one
+// struct holding the typed input, and json.Marshal of the result; no
+// schema check, no store.
+func (f *floorMAC) byHand(body []byte) error {
+	f.of(body)
+	var w byHandBody
+	if err := json.Unmarshal(body, &w); err != nil {
+		return err
+	}
+	_, err := json.Marshal(quoteOrder(w.Input))
+	return err
+}
+
 // BenchmarkTypedCall answers a signed typed tool call of 1 KiB and 1 MiB
 // through Handler.Serve (signature, decode, schema validation, bind, tool,
 // encoded result; with the default replay store, each call a new
@@ -166,28 +195,17 @@ type byHandBody struct {
 //     of the whole body into one struct holding the typed input, and
 //     json.Marshal of the result, with no schema check.
 func BenchmarkTypedCall(b *testing.B) {
-	secret, err := deriveSecret(testKey)
-	if err != nil {
-		b.Fatal(err)
-	}
-	prefix := []byte(strconv.FormatInt(testNow.UnixMilli(), 10) + ".")
 	tool := quoteOrderTool()
 	for _, size := range typedSizes {
 		input := orderInputJSON(size.size)
 		body := []byte(toolCall("quote_order", "call_0123456789abcdef0123456789abcdef", input))
 		inputBytes := []byte(input)
-		hmacOf := func(mac hash.Hash, sum []byte) []byte {
-			mac.Reset()
-			mac.Write(prefix)
-			mac.Write(body)
-			return mac.Sum(sum[:0])
-		}
 		b.Run("size="+size.name+"/impl=floor", func(b *testing.B) {
-			mac, sum := hmac.New(sha256.New, secret), make([]byte, 0, sha256.Size)
+			f := newFloorMAC()
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				sum = hmacOf(mac, sum)
+				f.of(body)
 				var in orderInput
 				if err := json.Unmarshal(inputBytes, &in); err != nil {
 					b.Fatal(err)
@@ -198,16 +216,11 @@ func BenchmarkTypedCall(b *testing.B) {
 			}
 		})
 		b.Run("size="+size.name+"/impl=byhand", func(b *testing.B) {
-			mac, sum := hmac.New(sha256.New, secret), make([]byte, 0, sha256.Size)
+			f := newFloorMAC()
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				sum = hmacOf(mac, sum)
-				var w byHandBody
-				if err := json.Unmarshal(body, &w); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := json.Marshal(quoteOrder(w.Input)); err != nil {
+				if err := f.byHand(body); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -2,8 +2,6 @@ package protocol
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -181,32 +179,17 @@ func serveUnique(b *testing.B, h *Handler, reqs []Request) {
 func BenchmarkTypedCallParallel(b *testing.B) {
 	tool := quoteOrderTool()
 	input := orderInputJSON(1 << 10)
-	secret, err := deriveSecret(testKey)
-	if err != nil {
-		b.Fatal(err)
-	}
 	b.Run("impl=byhand", func(b *testing.B) {
 		reqs := quoteOrderCalls(b.N, input)
-		prefix := []byte(strconv.FormatInt(testNow.UnixMilli(), 10) + ".")
 		var next atomic.Int64
 		b.ReportAllocs()
 		b.SetBytes(int64(len(reqs[0].BodyBytes)))
 		b.ResetTimer()
 		cpu := processCPU()
 		b.RunParallel(func(pb *testing.PB) {
-			mac, sum := hmac.New(sha256.New, secret), make([]byte, 0, sha256.Size)
+			f := newFloorMAC()
 			for pb.Next() {
-				body := reqs[next.Add(1)-1].BodyBytes
-				mac.Reset()
-				mac.Write(prefix)
-				mac.Write(body)
-				sum = mac.Sum(sum[:0])
-				var w byHandBody
-				if err := json.Unmarshal(body, &w); err != nil {
-					b.Error(err)
-					return
-				}
-				if _, err := json.Marshal(quoteOrder(w.Input)); err != nil {
+				if err := f.byHand(reqs[next.Add(1)-1].BodyBytes); err != nil {
 					b.Error(err)
 					return
 				}
