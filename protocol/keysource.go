@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -26,16 +25,17 @@ const (
 const (
 	defaultKeyFilePoll      = 2 * time.Second  // a change is in force within 10 s
 	defaultKeySourceRefresh = time.Minute      // a secret manager is asked once a minute
-	keySourceTimeout        = 10 * time.Second // bounds one call of Config.KeySource
+	keyReadTimeout          = 10 * time.Second // bounds one read: a Config.KeySource call, or the key files
 	maxKeyFileBytes         = 4 << 10          // a key file is one line; anything longer is not one
 )
 
 // keySource is where a Handler's keys come from when they may change while
 // the server runs.
 type keySource struct {
-	name   string        // named in the log: "MEDIAN_KEY_FILE", "Config.KeySource"
-	period time.Duration // how often read is called again
-	read   func(ctx context.Context) readKeys
+	name    string        // named in the log: "MEDIAN_KEY_FILE", "Config.KeySource"
+	period  time.Duration // how often read is called again
+	timeout time.Duration // bounds one read, even one that ignores its context
+	read    func(ctx context.Context) readKeys
 }
 
 // readKeys is what one read of a keySource gave: the keys with their names
@@ -60,46 +60,25 @@ func keySourceFor(cfg Config) (*keySource, error) {
 	case len(cfg.Keys) > 0:
 		return nil, nil
 	case cfg.KeySource != nil:
-		return &keySource{name: "Config.KeySource", period: orDefault(cfg.KeyRefresh, defaultKeySourceRefresh), read: readKeySource(cfg.KeySource, keySourceTimeout)}, nil
+		return &keySource{name: "Config.KeySource", period: orDefault(cfg.KeyRefresh, defaultKeySourceRefresh), timeout: keyReadTimeout, read: readKeySource(cfg.KeySource)}, nil
 	}
 	current, previous := os.Getenv(keyFileEnv), os.Getenv(previousKeyFileEnv)
 	if current == "" && previous == "" {
 		return nil, nil
 	}
-	return &keySource{name: keyFileEnv, period: orDefault(cfg.KeyRefresh, defaultKeyFilePoll), read: readKeyFiles(current, previous)}, nil
+	return &keySource{name: keyFileEnv, period: orDefault(cfg.KeyRefresh, defaultKeyFilePoll), timeout: keyReadTimeout, read: readKeyFiles(current, previous)}, nil
 }
 
 // readKeySource wraps Config.KeySource: the first key it returns is the
-// current one, the others are being retired. Each call runs under timeout
-// in its own goroutine (runWithin), so a source that ignores its context
-// holds neither New nor Close past it; a panic there is recovered in that
-// goroutine and logged with its stack.
-func readKeySource(source func(context.Context) ([]string, error), timeout time.Duration) func(context.Context) readKeys {
-	type sourced struct {
-		keys  []string
-		err   error
-		panic []any // the recovered panic and its stack, for the log
-	}
+// current one, the others are being retired.
+func readKeySource(source func(context.Context) ([]string, error)) func(context.Context) readKeys {
 	return func(ctx context.Context) readKeys {
-		got, late := runWithin(ctx, timeout, func(ctx context.Context) (s sourced) {
-			defer func() {
-				if p := recover(); p != nil {
-					s = sourced{panic: []any{"panic", fmt.Sprint(p), "stack", string(debug.Stack())}}
-				}
-			}()
-			keys, err := source(ctx)
-			return sourced{keys: keys, err: err}
-		})
-		keys, err := got.keys, got.err
-		switch {
-		case late != nil:
-			return readKeys{err: errorf(CodeMissingSecret, "Config.KeySource did not return within %s, so no key could be read", timeout)}
-		case got.panic != nil:
-			return readKeys{err: newError(CodeMissingSecret, "Config.KeySource panicked, so no key could be read; the server's log has its stack"), detail: got.panic}
-		case err != nil:
+		keys, err := source(ctx)
+		if err != nil {
 			// Its text may hold anything: it goes to the log only.
 			return readKeys{err: newError(CodeMissingSecret, "Config.KeySource returned an error, so no key could be read; the server's log has it"), detail: []any{"error", err}}
-		case len(keys) == 0:
+		}
+		if len(keys) == 0 {
 			return readKeys{err: newError(CodeMissingSecret, "Config.KeySource returned no key: return the key from Median's dashboard first, then any key being retired")}
 		}
 		names := make([]string, len(keys))
@@ -225,11 +204,19 @@ func (r *keyReader) stop() {
 // source, never the key. A read that gives what the last one gave does
 // nothing.
 func (r *keyReader) read(ctx context.Context) {
-	got, err := protect(r.h, ctx, r.src.name, nil, func() (readKeys, error) {
-		return r.src.read(ctx), nil
+	// In its own goroutine under the source's timeout (runWithin): a source
+	// that ignores its context holds neither New nor Close past it.
+	got, late := runWithin(ctx, r.src.timeout, func(ctx context.Context) readKeys {
+		got, err := protect(r.h, ctx, r.src.name, nil, func() (readKeys, error) {
+			return r.src.read(ctx), nil
+		})
+		if err != nil { // the source panicked; protect logged it with its stack
+			got = readKeys{err: newError(CodeMissingSecret, r.src.name+" panicked, so no key could be read; the server's log has its stack")}
+		}
+		return got
 	})
-	if err != nil { // the source panicked; protect logged it with its stack
-		got = readKeys{err: newError(CodeMissingSecret, r.src.name+" panicked, so no key could be read; the server's log has its stack")}
+	if late != nil {
+		got = readKeys{err: errorf(CodeMissingSecret, "%s did not return within %s, so no key could be read", r.src.name, r.src.timeout)}
 	}
 	r.apply(ctx, got)
 }

@@ -535,21 +535,25 @@ func TestKeyErrorsNameTheirSource(t *testing.T) {
 	})
 }
 
-// TestKeySourceIgnoringItsContext: a KeySource that never looks at its
-// context is given up on at the deadline, with missing_secret saying so,
-// and its goroutine ends once it returns (goleak checks the package).
+// TestKeySourceIgnoringItsContext: a read of the keys that never looks at
+// its context is given up on at the source's timeout, logged with
+// missing_secret saying so, and the keys in force stay; its goroutine ends
+// once the source returns (goleak checks the package).
 func TestKeySourceIgnoringItsContext(t *testing.T) {
+	h, log := newHandler(t, Config{})
 	release := make(chan struct{})
-	read := readKeySource(func(context.Context) ([]string, error) {
-		<-release
-		return []string{testKey}, nil
-	}, 20*time.Millisecond)
+	r := &keyReader{h: h, src: &keySource{name: "Config.KeySource", period: time.Hour, timeout: 20 * time.Millisecond,
+		read: readKeySource(func(context.Context) ([]string, error) {
+			<-release
+			return []string{otherKey}, nil
+		})}}
 	start := time.Now()
-	got := read(context.Background())
+	r.read(context.Background())
 	close(release)
-	require.NotNil(t, got.err)
-	assert.Equal(t, CodeMissingSecret, got.err.Code)
-	assert.Contains(t, got.err.Message, "did not return within 20ms")
 	assert.Less(t, time.Since(start), 5*time.Second, "the read must not wait for the source")
-	assert.Empty(t, got.keys)
+	lines := log.find(t, "gave no usable key")
+	require.Len(t, lines, 1)
+	assert.Equal(t, string(CodeMissingSecret), lines[0]["code"])
+	assert.Contains(t, lines[0]["error"], "Config.KeySource did not return within 20ms")
+	assert.True(t, accepts(h, testKey), "the keys in force stay")
 }
