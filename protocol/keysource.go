@@ -203,19 +203,31 @@ func (r *keyReader) stop() {
 // was, answers 500 with its reason) and is logged as an error naming the
 // source, never the key. A read that gives what the last one gave does
 // nothing.
+//
+// The source runs in its own goroutine (a panic there is recovered and
+// logged with its stack), and read waits for it until it returns or its
+// timeout passes, whichever is first: a source that ignores its context
+// holds neither New nor Close past the timeout, and one that watches it
+// returns when Close cancels ctx, so Close still waits for the last read.
 func (r *keyReader) read(ctx context.Context) {
-	// In its own goroutine under the source's timeout (runWithin): a source
-	// that ignores its context holds neither New nor Close past it.
-	got, late := runWithin(ctx, r.src.timeout, func(ctx context.Context) readKeys {
-		got, err := protect(r.h, ctx, r.src.name, nil, func() (readKeys, error) {
-			return r.src.read(ctx), nil
+	readCtx, cancel := context.WithTimeout(ctx, r.src.timeout)
+	defer cancel()
+	done := make(chan readKeys, 1) // buffered: a read that comes back late never blocks
+	go func() {
+		got, err := protect(r.h, readCtx, r.src.name, nil, func() (readKeys, error) {
+			return r.src.read(readCtx), nil
 		})
 		if err != nil { // the source panicked; protect logged it with its stack
 			got = readKeys{err: newError(CodeMissingSecret, r.src.name+" panicked, so no key could be read; the server's log has its stack")}
 		}
-		return got
-	})
-	if late != nil {
+		done <- got
+	}()
+	timer := time.NewTimer(r.src.timeout)
+	defer timer.Stop()
+	var got readKeys
+	select {
+	case got = <-done:
+	case <-timer.C:
 		got = readKeys{err: errorf(CodeMissingSecret, "%s did not return within %s, so no key could be read", r.src.name, r.src.timeout)}
 	}
 	r.apply(ctx, got)

@@ -42,7 +42,7 @@ func (h *Handler) logPanic(ctx context.Context, what string, call *Call, p any) 
 // the context's error (context.DeadlineExceeded for the deadline). It is
 // for code the core does not own that must not hold an answer even when
 // it ignores its context (the store's probe, Config.Diagnostics,
-// Config.DiagnosticsReplace, the key reads): the goroutine ends when f returns, and
+// Config.DiagnosticsReplace): the goroutine ends when f returns, and
 // never blocks on a result nobody waits for. f is not protected: wrap
 // what it calls in protect.
 func runWithin[T any](ctx context.Context, d time.Duration, f func(context.Context) T) (T, error) {
