@@ -428,12 +428,10 @@ func unixMilli(ms int64) time.Time {
 // unnamed.
 func makeMap[M ~map[K]V, K comparable, V any](m *M, size int) { *m = make(M, size) }
 
-// truncateChars cuts s to at most n characters, by chars' rule.
+// truncateChars cuts s to at most n characters, by chars' rule. It
+// returns a part of s: no copy.
 func truncateChars(s string, n int) string {
-	if p := chars.Prefix([]byte(s), n); len(p) < len(s) {
-		return string(p)
-	}
-	return s
+	return s[:len(chars.Prefix([]byte(s), n))]
 }
 
 // errorMessage reads the message of an error answer's body; "" when the

@@ -552,3 +552,20 @@ func TestRefusalCodes(t *testing.T) {
 	assert.Equal(t, -1, refusalIndex(CodeDiagnosticsUnsupported))
 	assert.Equal(t, -1, refusalIndex("rate_limited"))
 }
+
+// TestTruncateChars: a failure's message and the report's short strings
+// are cut to whole characters, as chars counts them, without a copy.
+func TestTruncateChars(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{"abc", "abc"},
+		{"abcd", "abc"},
+		{"ééé", "ééé"},
+		{"éééé", "ééé"},
+		{"a\xffbc", "a\xffb"}, // a byte that is not UTF-8 is one character
+	} {
+		assert.Equal(t, c.want, truncateChars(c.in, 3), "%q", c.in)
+	}
+	long := strings.Repeat("é", 300)
+	assert.Zero(t, testing.AllocsPerRun(10, func() { _ = truncateChars(long, maxFailureChars) }))
+}
