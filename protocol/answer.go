@@ -185,8 +185,9 @@ func errorResponse(e *Error) Response {
 }
 
 // marshalPlain encodes v as json.Marshal does, but without escaping <, >
-// and &, as every answer is encoded: a message reads as the agent got it,
-// in fewer characters.
+// and &. Error answers and the diagnostics report are encoded so: a
+// message reads as the agent got it, in fewer characters. (A result is
+// encoded by json.Marshal, which escapes them.)
 func marshalPlain(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
