@@ -35,10 +35,11 @@ type Config struct {
 	// KeySource, when set, returns the keys (the current one first, then
 	// any being retired), for keys kept in a secret manager. It is called
 	// by New and then every KeyRefresh (default 1 minute), under a 10 s
-	// deadline that holds even when it ignores its context. A read that gives no usable key, or an error, keeps the
-	// keys in force and is logged as an error; until a first read gives a
-	// usable key every request is answered 500 missing_secret or
-	// invalid_median_key. Call [Handler.Close] to stop the reads.
+	// deadline that holds even when it ignores its context. A read that
+	// gives no usable key, or an error, keeps the keys in force and is
+	// logged as an error; until a first read gives a usable key every
+	// request is answered 500 missing_secret or invalid_median_key. Call
+	// [Handler.Close] to stop the reads.
 	KeySource func(ctx context.Context) ([]string, error)
 
 	// KeyRefresh is how often KeySource, or the files of MEDIAN_KEY_FILE
