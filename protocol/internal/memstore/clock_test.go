@@ -36,16 +36,3 @@ func TestDefaultClock(t *testing.T) {
 	require.GreaterOrEqual(t, c0, int64(0))
 	require.LessOrEqual(t, c0, s.clock(), "the clock never goes back")
 }
-
-// TestFingerprintIsNotSum: a body's fingerprint is its own digest,
-// the same for equal bodies whatever their backing, and different from Sum
-// (nothing may compare one with the other).
-func TestFingerprintIsNotSum(t *testing.T) {
-	s := New(Options{})
-	body := []byte(`{"a":1}`)
-	require.Equal(t, s.Fingerprint(body), s.Fingerprint([]byte(string(body))))
-	require.NotEqual(t, s.Sum(body), s.Fingerprint(body))
-	require.Equal(t, s.Sum(body)[0], s.Fingerprint(body)[0])
-	require.Equal(t, Digest{s.Sum(nil)[0], 0}, s.Fingerprint(nil))
-	require.Equal(t, s.Fingerprint(nil), s.Fingerprint([]byte{}))
-}

@@ -434,6 +434,10 @@ func TestExpiredEntriesInEveryShardAreDropped(t *testing.T) {
 	require.Equal(t, int64(EntryOverhead), s.Bytes())
 }
 
+// TestDigests: a key's digest is the same for an id's bytes and its
+// string, and a body's fingerprint is its own one-pass digest (its hash and
+// its length), the same for equal bodies whatever their backing; each
+// store draws its own seeds.
 func TestDigests(t *testing.T) {
 	s, other := New(Options{}), New(Options{})
 	require.Equal(t, s.Sum([]byte("call_1")), s.SumString("call_1"))
@@ -452,6 +456,12 @@ func TestDigests(t *testing.T) {
 		require.NotEqual(t, s.Fingerprint(body), s.Fingerprint(changed), "byte %d", i)
 	}
 	require.NotEqual(t, s.Fingerprint(body), s.Fingerprint(append(bytes.Clone(body), ' ')))
+	// A fingerprint is not a Sum (nothing may compare one with the other),
+	// though both start with the first seed's hash.
+	require.NotEqual(t, s.Sum(body), s.Fingerprint(body))
+	require.Equal(t, s.Sum(body)[0], s.Fingerprint(body)[0])
+	require.Equal(t, Digest{s.Sum(nil)[0], 0}, s.Fingerprint(nil))
+	require.Equal(t, s.Fingerprint(nil), s.Fingerprint([]byte{}))
 }
 
 // TestConcurrentCalls runs claims and saves of shared and own keys from many
