@@ -315,8 +315,8 @@ func TestEntryOverheadCoversTheHeap(t *testing.T) {
 
 // TestSweepReachesALaterFront: a claim that expires before the claim
 // ahead of it in its list is dropped by the first sweep after the one
-// ahead has gone (here, answered): the shard's sweep, which skips the
-// lists until their fronts can have expired, follows the new front.
+// ahead has gone (here, answered): the shard's sweep reads each list from
+// its front, whichever entry is at the front now.
 func TestSweepReachesALaterFront(t *testing.T) {
 	s, c := newClocked(MinMaxBytes) // one shard
 	claim(t, s, key(1), fp, time.Hour)
