@@ -268,9 +268,20 @@ func TestArgumentsAreFlagsOnly(t *testing.T) {
 		{"diagnostics", "-url", "http://127.0.0.1:1/x", "extra"},
 		{"inspect", "-url", "http://127.0.0.1:1/x", "extra"},
 	} {
-		code, out, errOut := runCmd(args...)
-		assert.Equal(t, exitUsage, code, "%v", args)
-		assert.Contains(t, errOut, `unexpected argument "extra"`, "%v", args)
-		assert.Empty(t, out, "%v", args)
+		type result struct {
+			code        int
+			out, errOut string
+		}
+		done := make(chan result, 1)
+		go func() { code, out, errOut := runCmd(args...); done <- result{code, out, errOut} }()
+		var r result
+		select {
+		case r = <-done:
+		case <-time.After(5 * time.Second): // inspect that took the argument would serve until stopped
+			t.Fatalf("%v did not stop at the argument", args)
+		}
+		assert.Equal(t, exitUsage, r.code, "%v", args)
+		assert.Contains(t, r.errOut, `unexpected argument "extra"`, "%v", args)
+		assert.Empty(t, r.out, "%v", args)
 	}
 }
