@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"syscall"
@@ -107,9 +106,8 @@ func TestDo(t *testing.T) {
 	assert.Empty(t, req.Header.Get("Content-Length"), "Do must not change the caller's request")
 
 	over := adaptertest.Padded(adaptertest.ToolCall(adaptertest.ToolEcho, "call_over", `{}`), adaptertest.MaxBodyBytes+1)
-	req = httptest.NewRequest(http.MethodPost, "/median", io.MultiReader(strings.NewReader(string(over))))
-	req.ContentLength = -1
-	req.Header.Set(adaptertest.SignatureHeader, adaptertest.MustKey(adaptertest.Key).Sign(adaptertest.Now, over))
+	req = adaptertest.NewSignedRequest(http.MethodPost, "/median", over)
+	req.Body, req.ContentLength = io.NopCloser(io.MultiReader(bytes.NewReader(over))), -1
 	res, err = do(req)
 	require.NoError(t, err)
 	require.NoError(t, res.Body.Close())
