@@ -3,10 +3,13 @@ package protocol
 import (
 	"context"
 	"crypto/hkdf"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -135,6 +138,38 @@ func TestMatchesEveryTimestampLength(t *testing.T) {
 		assert.True(t, k.matches(long, body, &mac, nil), "t=%s (%d characters)", long, len(long))
 		mac[0] ^= 1
 		assert.False(t, k.matches(long, body, &mac, nil), "t=%s with a changed MAC", long)
+	}
+}
+
+// TestMatchesIsCryptoHMAC: the HMAC matches computes from its pad states
+// is crypto/hmac's, for secrets shorter than, as long as and longer than a
+// SHA-256 block and for bodies on either side of every block boundary
+// that the inner and outer hashes meet.
+func TestMatchesIsCryptoHMAC(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, secretLen := range []int{0, 1, 32, 63, 64, 65, 200} {
+		secret := make([]byte, secretLen)
+		for i := range secret {
+			secret[i] = byte(rng.Uint32())
+		}
+		st := &keyState{secret: secret}
+		st.inner, st.outer = padStates(secret)
+		k := Key{st: st}
+		for bodyLen := range 300 {
+			body := make([]byte, bodyLen)
+			for i := range body {
+				body[i] = byte(rng.Uint32())
+			}
+			ts := strconv.FormatInt(rng.Int64(), 10)
+			want := hmac.New(sha256.New, secret)
+			want.Write([]byte(ts + "."))
+			want.Write(body)
+			var got [sha256.Size]byte
+			k.mac(ts, body, &got)
+			require.Equal(t, want.Sum(nil), got[:], "secret of %d bytes, body of %d", secretLen, bodyLen)
+			mac := [32]byte(want.Sum(nil))
+			require.True(t, k.matches(ts, body, &mac, nil))
+		}
 	}
 }
 
