@@ -15,6 +15,7 @@ type callState struct {
 	h      *Handler
 	method string
 	start  time.Time
+	stripe int // the counters' stripe this request writes (see stripes)
 
 	call     *Call
 	tool     *Tool                              // the registered tool the call names

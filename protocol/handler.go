@@ -199,7 +199,8 @@ func (h *Handler) front(ctx context.Context, st *callState, req Request) (Respon
 		return errorResponse(errInvalidSignature), false
 	}
 	if h.stats != nil { // nil only in the zero Handler and a benchmark's baseline
-		keys.keys[i].verifiedAt(now)
+		st.stripe = h.stats.stripes.pick()
+		keys.keys[i].verifiedAt(now, st.stripe)
 	}
 	if req.Method == http.MethodGet {
 		h.stats.manifestServed(now)
@@ -304,7 +305,7 @@ func (h *Handler) observe(ctx context.Context, st *callState, resp Response) {
 	}
 	if st.tool != nil && h.stats != nil {
 		if t := h.stats.tools[st.tool.name]; t != nil {
-			t.answer(resp, time.Since(st.start), h.cfg.Now)
+			t.answer(st.stripe, resp, time.Since(st.start), h.cfg.Now)
 		}
 	}
 	observer := h.cfg.Observer

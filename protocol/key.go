@@ -46,8 +46,9 @@ type keyState struct {
 	inner, outer []byte
 
 	// Counted for the diagnostics report (§10): requests verified under
-	// this key, and the unix ms of the last one.
-	verified     atomic.Int64
+	// this key, on the request's stripe (see stripes), and the unix ms of
+	// the last one.
+	verified     [maxStripes]stripedCount
 	lastVerified atomic.Int64
 }
 
@@ -148,10 +149,27 @@ func (k Key) Fingerprint() string {
 	return k.st.fingerprint
 }
 
-// verifiedAt counts a request verified under the key at now.
-func (k Key) verifiedAt(now time.Time) {
-	k.st.verified.Add(1)
-	k.st.lastVerified.Store(now.UnixMilli())
+// verifiedAt counts a request verified under the key at now, on stripe.
+// The last time is written only when it moves on, at most once a
+// millisecond, so the requests of the same millisecond only read it; it
+// is the latest time seen, so a clock stepped back does not move it back.
+func (k Key) verifiedAt(now time.Time, stripe int) {
+	k.st.verified[stripe].Add(1)
+	ms := now.UnixMilli()
+	for last := k.st.lastVerified.Load(); ms > last; last = k.st.lastVerified.Load() {
+		if k.st.lastVerified.CompareAndSwap(last, ms) {
+			return
+		}
+	}
+}
+
+// verifiedCount is how many requests were verified under the key.
+func (k Key) verifiedCount() int64 {
+	var n int64
+	for i := range k.st.verified {
+		n += k.st.verified[i].Load()
+	}
+	return n
 }
 
 // String returns "median key " and the key's fingerprint ("mk_" and 12 hex

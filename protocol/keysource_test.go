@@ -472,7 +472,7 @@ func TestKeySwapUnderLoad(t *testing.T) {
 	close(stop)
 	swapper.Wait()
 	assert.Zero(t, bad.Load())
-	assert.Equal(t, int64(1200), h.keyring().keys[0].st.verified.Load(), "the key that stays keeps its count across every swap")
+	assert.Equal(t, int64(1200), h.keyring().keys[0].verifiedCount(), "the key that stays keeps its count across every swap")
 }
 
 // TestVerifiedCounters: each key counts the requests it verified.
@@ -484,7 +484,7 @@ func TestVerifiedCounters(t *testing.T) {
 	require.True(t, accepts(h, testKey))
 	require.Equal(t, CodeInvalidSignature, codeFor(h, strings.Repeat("z", 40)))
 	r := h.keyring()
-	assert.Equal(t, []int64{1, 3}, []int64{r.keys[0].st.verified.Load(), r.keys[1].st.verified.Load()})
+	assert.Equal(t, []int64{1, 3}, []int64{r.keys[0].verifiedCount(), r.keys[1].verifiedCount()})
 }
 
 // TestKeyErrorsNameTheirSource: an unusable key's error names where it came

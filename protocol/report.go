@@ -181,7 +181,7 @@ func (h *Handler) reportCounters(r *Report, now time.Time) {
 	for i, k := range keys {
 		r.Keys[i].Fingerprint = k.Fingerprint()
 		if k.st != nil {
-			r.Keys[i].Verified = k.st.verified.Load()
+			r.Keys[i].Verified = k.verifiedCount()
 			r.Keys[i].LastVerified = unixMilli(k.st.lastVerified.Load())
 		}
 	}
@@ -212,8 +212,11 @@ func (h *Handler) reportCounters(r *Report, now time.Time) {
 	makeMap(&r.Tools, len(s.tools))
 	for name, t := range s.tools {
 		e := r.Tools[name]
-		e.Calls, e.Results, e.Refusals = t.calls.Load(), t.results.Load(), t.refusals.Load()
-		e.Failed, e.InvalidInput = t.failed.Load(), t.invalidInput.Load()
+		e.Calls = t.total(func(s *toolStripe) int64 { return s.calls.Load() })
+		e.Results = t.total(func(s *toolStripe) int64 { return s.results.Load() })
+		e.Refusals = t.total(func(s *toolStripe) int64 { return s.refusals.Load() })
+		e.Failed = t.total(func(s *toolStripe) int64 { return s.failed.Load() })
+		e.InvalidInput = t.total(func(s *toolStripe) int64 { return s.invalidInput.Load() })
 		e.P50Ms, e.P99Ms = t.percentiles()
 		t.mu.Lock()
 		f := t.lastFailure
@@ -226,15 +229,17 @@ func (h *Handler) reportCounters(r *Report, now time.Time) {
 }
 
 // percentiles returns the 50th and 99th percentiles of the recent
-// durations, in whole milliseconds.
+// durations of every stripe, in whole milliseconds.
 func (t *toolStats) percentiles() (p50, p99 int64) {
-	n := min(t.next.Load(), latencySamples)
-	if n == 0 {
-		return 0, 0
+	d := make([]int64, 0, len(t.stripes)*latencySamples)
+	for i := range t.stripes {
+		s := &t.stripes[i]
+		for j := range min(s.next.Load(), latencySamples) {
+			d = append(d, s.samples[j].Load())
+		}
 	}
-	d := make([]int64, n)
-	for i := range d {
-		d[i] = t.samples[i].Load()
+	if len(d) == 0 {
+		return 0, 0
 	}
 	slices.Sort(d)
 	at := func(p int) int64 { return time.Duration(d[(len(d)-1)*p/100]).Milliseconds() }

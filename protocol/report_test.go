@@ -457,46 +457,85 @@ func TestHandlerReport(t *testing.T) {
 }
 
 // TestLatencySample: the percentiles come from a bounded ring of the
-// recent durations.
+// recent durations on each stripe, and the report adds the stripes up.
 func TestLatencySample(t *testing.T) {
-	var ts toolStats
+	ts := newToolStats(1)
 	for i := range 100 {
-		ts.answer(Response{Status: 200}, time.Duration(i+1)*time.Millisecond, time.Now)
+		ts.answer(0, Response{Status: 200}, time.Duration(i+1)*time.Millisecond, time.Now)
 	}
 	p50, p99 := ts.percentiles()
 	assert.Equal(t, int64(50), p50)
 	assert.Equal(t, int64(99), p99)
 	for range 2 * latencySamples {
-		ts.answer(Response{Status: 200}, 7*time.Millisecond, time.Now)
+		ts.answer(0, Response{Status: 200}, 7*time.Millisecond, time.Now)
 	}
 	p50, p99 = ts.percentiles()
 	assert.Equal(t, int64(7), p50, "older samples are overwritten")
 	assert.Equal(t, int64(7), p99)
-	ts.answer(Response{Status: 200, replayed: true}, time.Hour, time.Now)
+	ts.answer(0, Response{Status: 200, replayed: true}, time.Hour, time.Now)
 	_, p99 = ts.percentiles()
 	assert.Equal(t, int64(7), p99, "a replay is not sampled")
-	assert.Equal(t, int64(100+2*latencySamples+1), ts.calls.Load())
+	assert.Equal(t, int64(100+2*latencySamples+1), ts.stripes[0].calls.Load())
 }
 
-func TestSkewMsSaturates(t *testing.T) {
-	assert.Equal(t, int64(1000), skewMs(testNow, testNow.UnixMilli()-1000))
-	assert.Equal(t, int64(-1000), skewMs(testNow, testNow.UnixMilli()+1000))
-	assert.Positive(t, skewMs(testNow, -1<<63))
-	assert.Negative(t, skewMs(testNow, 1<<63-1))
+// TestStripesAddUp: a tool's counts and durations, and a key's verified
+// count, written on different stripes, are reported as one.
+func TestStripesAddUp(t *testing.T) {
+	h, _ := newHandler(t, Config{Tools: reportTools()})
+	h.stats.tools["echo"] = newToolStats(4)
+	k := h.keyring().keys[0]
+	for i := range 4 {
+		h.stats.tools["echo"].answer(i, Response{Status: 200}, time.Duration(10*(i+1))*time.Millisecond, time.Now)
+		h.stats.tools["echo"].answer(i, Response{Status: 200, code: CodeExecutionFailed, Body: []byte(`{"error":{"code":"execution_failed","message":"m"}}`)}, time.Millisecond, time.Now)
+		k.verifiedAt(testNow, i)
+	}
+	h.stats.tools["echo"].answer(3, Response{Status: 200, refusal: "no"}, 40*time.Millisecond, time.Now)
+	h.stats.tools["echo"].answer(2, Response{Status: 400, code: CodeInvalidInput, Body: []byte(`{"error":{"code":"invalid_input","message":"m"}}`)}, 40*time.Millisecond, time.Now)
+	r := h.Report(context.Background())
+	e := r.Tools["echo"]
+	assert.Equal(t, []int64{10, 4, 1, 4, 1}, []int64{e.Calls, e.Results, e.Refusals, e.Failed, e.InvalidInput})
+	assert.Equal(t, int64(10), e.P50Ms, "the 50th of 1, 1, 1, 1, 10, 20, 30, 40, 40, 40 ms")
+	assert.Equal(t, int64(40), e.P99Ms)
+	assert.Equal(t, int64(4), r.Keys[0].Verified)
+	assert.Equal(t, testNow.UnixMilli(), r.Keys[0].LastVerified.UnixMilli())
+}
+
+// TestStripesPick: pick stays within the Handler's stripes, and with one
+// stripe it is always 0; n processors each get their own token first.
+func TestStripesPick(t *testing.T) {
+	one := &stripes{n: 1}
+	assert.Zero(t, one.pick())
+	s := newStripes()
+	s.n = 3
+	seen := map[int]bool{}
+	for range 1000 {
+		i := s.pick()
+		require.True(t, i >= 0 && i < 3, "stripe %d", i)
+		seen[i] = true
+	}
+	for range 5 { // tokens made one after another go round the stripes
+		seen[*s.tokens.New().(*int)] = true
+	}
+	assert.Len(t, seen, 3)
 }
 
 // BenchmarkCountingPerCall is what the report's counting adds to one tool
-// call: the key's verified count, the tool's outcome and its duration in
-// the sample. Compare it with BenchmarkTypedCall's time per call.
+// call: picking its stripe, the key's verified count, the tool's outcome
+// and its duration in the sample. Compare it with BenchmarkTypedCall's
+// time per call; with -cpu 1,2 it also shows whether calls on two
+// processors slow each other down.
 func BenchmarkCountingPerCall(b *testing.B) {
 	h, _ := newHandler(b, Config{Tools: reportTools()})
 	k := h.keyring().keys[0]
 	resp := Response{Status: http.StatusOK}
 	b.ReportAllocs()
-	for b.Loop() {
-		k.verifiedAt(testNow)
-		h.stats.tools["echo"].answer(resp, time.Millisecond, h.cfg.Now)
-	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			stripe := h.stats.stripes.pick()
+			k.verifiedAt(testNow, stripe)
+			h.stats.tools["echo"].answer(stripe, resp, time.Millisecond, h.cfg.Now)
+		}
+	})
 }
 
 // BenchmarkTypedCallCounting is BenchmarkTypedCall's 1 KiB call without

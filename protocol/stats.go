@@ -9,11 +9,13 @@ import (
 // stats holds the counters of the diagnostics report (PROTOCOL.md §10).
 // Its memory is fixed when the Handler is built, whatever the traffic: one
 // slot per refusal code, one entry per registered tool, a ring of recent
-// durations per tool. Counting is a few atomic operations per request;
+// durations per tool and stripe. Counting is a few atomic operations per
+// request, on the request's stripe (see stripes) where every call counts;
 // nothing on the path of a call takes a lock, except the one taken to
 // record a failure's message.
 type stats struct {
 	started      time.Time
+	stripes      *stripes
 	refused      [len(refusalCodes)]codeStats
 	maxSkewMs    atomic.Int64 // the stale skew of largest magnitude, signed as clock.skewMs
 	tools        map[string]*toolStats
@@ -49,19 +51,40 @@ type codeStats struct {
 	last  atomic.Int64 // unix ms
 }
 
-// latencySamples is how many recent durations each tool keeps for its
-// percentiles.
+// latencySamples is how many recent durations each tool keeps per stripe
+// for its percentiles.
 const latencySamples = 256
 
-// toolStats counts one registered tool's answers by outcome.
+// toolStats counts one registered tool's answers by outcome, on one stripe
+// per processor (see stripes); the report adds them up.
 type toolStats struct {
-	calls, results, refusals, failed, invalidInput atomic.Int64
-
-	next    atomic.Uint64                // calls sampled so far; the ring's next slot
-	samples [latencySamples]atomic.Int64 // recent durations, in nanoseconds
+	stripes []toolStripe
 
 	mu          sync.Mutex // guards lastFailure, written on failures only
 	lastFailure failureStats
+}
+
+// toolStripe is one stripe of a tool's counters: the answers counted on it
+// and a ring of its recent durations.
+type toolStripe struct {
+	calls, results, refusals, failed, invalidInput atomic.Int64
+
+	next    atomic.Uint64                // calls sampled so far; the ring's next slot
+	_       [16]byte                     // the counters fill one cache line
+	samples [latencySamples]atomic.Int64 // recent durations, in nanoseconds
+}
+
+func newToolStats(stripes int) *toolStats {
+	return &toolStats{stripes: make([]toolStripe, stripes)}
+}
+
+// total adds up what read returns for each stripe.
+func (t *toolStats) total(read func(*toolStripe) int64) int64 {
+	var n int64
+	for i := range t.stripes {
+		n += read(&t.stripes[i])
+	}
+	return n
 }
 
 // failureStats is a tool's last execution_failed or invalid_input answer.
@@ -75,9 +98,9 @@ type failureStats struct {
 const maxFailureChars = 200
 
 func newStats(started time.Time, tools map[string]*Tool) *stats {
-	s := &stats{started: started, tools: make(map[string]*toolStats, len(tools))}
+	s := &stats{started: started, stripes: newStripes(), tools: make(map[string]*toolStats, len(tools))}
 	for name := range tools {
-		s.tools[name] = new(toolStats)
+		s.tools[name] = newToolStats(s.stripes.n)
 	}
 	return s
 }
@@ -136,21 +159,22 @@ func (s *stats) manifestServed(now time.Time) {
 	}
 }
 
-// answer counts one answer of a registered tool: its outcome, and its
-// duration unless it came from the replay store. A failure's message is
-// read back from the answer's body, as the agent got it.
-func (t *toolStats) answer(resp Response, d time.Duration, now func() time.Time) {
-	t.calls.Add(1)
+// answer counts one answer of a registered tool on stripe: its outcome,
+// and its duration unless it came from the replay store. A failure's
+// message is read back from the answer's body, as the agent got it.
+func (t *toolStats) answer(stripe int, resp Response, d time.Duration, now func() time.Time) {
+	s := &t.stripes[stripe]
+	s.calls.Add(1)
 	switch {
 	case resp.code == "" && resp.refusal != "":
-		t.refusals.Add(1)
+		s.refusals.Add(1)
 	case resp.code == "":
-		t.results.Add(1)
+		s.results.Add(1)
 	case resp.code == CodeExecutionFailed || resp.code == CodeInvalidInput:
 		if resp.code == CodeExecutionFailed {
-			t.failed.Add(1)
+			s.failed.Add(1)
 		} else {
-			t.invalidInput.Add(1)
+			s.invalidInput.Add(1)
 		}
 		f := failureStats{at: now(), code: resp.code, message: truncateChars(errorMessage(resp.Body), maxFailureChars)}
 		t.mu.Lock()
@@ -160,7 +184,7 @@ func (t *toolStats) answer(resp Response, d time.Duration, now func() time.Time)
 		t.mu.Unlock()
 	}
 	if !resp.replayed {
-		n := t.next.Add(1) - 1
-		t.samples[n%latencySamples].Store(int64(d))
+		n := s.next.Add(1) - 1
+		s.samples[n%latencySamples].Store(int64(d))
 	}
 }
