@@ -519,6 +519,21 @@ func TestStripesPick(t *testing.T) {
 	assert.Len(t, seen, 3)
 }
 
+// TestStripesPickAfterManyTokens: a token made after 2³¹ others (the
+// pool drops its tokens at garbage collections, so a long-running
+// process makes them again and again) is still a stripe in [0, n), where
+// int of the counter was negative on 32-bit platforms
+// (GOARCH=386 go test -run TestStripesPickAfterManyTokens ./protocol).
+func TestStripesPickAfterManyTokens(t *testing.T) {
+	s := newStripes()
+	s.n = 3
+	s.next.Store(1<<31 - 2)
+	for range 6 {
+		i := *s.tokens.New().(*int)
+		require.True(t, i >= 0 && i < 3, "stripe %d", i)
+	}
+}
+
 // BenchmarkCountingPerCall is what the report's counting adds to one tool
 // call: picking its stripe, the key's verified count, the tool's outcome
 // and its duration in the sample. Compare it with BenchmarkTypedCall's

@@ -26,7 +26,9 @@ type stripes struct {
 func newStripes() *stripes {
 	s := &stripes{n: min(runtime.GOMAXPROCS(0), maxStripes)}
 	s.tokens.New = func() any {
-		i := int(s.next.Add(1)-1) % s.n
+		// The remainder is taken in uint32: int of the counter is negative
+		// past 2³¹ where int has 32 bits.
+		i := int((s.next.Add(1) - 1) % uint32(s.n))
 		return &i
 	}
 	return s
