@@ -478,6 +478,13 @@ func TestLatencySample(t *testing.T) {
 	assert.Equal(t, int64(100+2*latencySamples+1), ts.stripes[0].calls.Load())
 }
 
+func TestSkewMsSaturates(t *testing.T) {
+	assert.Equal(t, int64(1000), skewMs(testNow, testNow.UnixMilli()-1000))
+	assert.Equal(t, int64(-1000), skewMs(testNow, testNow.UnixMilli()+1000))
+	assert.Positive(t, skewMs(testNow, -1<<63))
+	assert.Negative(t, skewMs(testNow, 1<<63-1))
+}
+
 // TestStripesAddUp: a tool's counts and durations, and a key's verified
 // count, written on different stripes, are reported as one.
 func TestStripesAddUp(t *testing.T) {
