@@ -305,7 +305,7 @@ func (h *Handler) observe(ctx context.Context, st *callState, resp Response) {
 	}
 	if st.tool != nil && h.stats != nil {
 		if t := h.stats.tools[st.tool.name]; t != nil {
-			t.answer(st.stripe, resp, time.Since(st.start), h.cfg.Now)
+			t.answer(st.stripe, resp, st.start, time.Since(st.start), h.cfg.Now)
 		}
 	}
 	observer := h.cfg.Observer

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"math"
 	"runtime"
 	"slices"
 	"sort"
@@ -228,8 +229,9 @@ func (h *Handler) reportCounters(r *Report, now time.Time) {
 	}
 }
 
-// percentiles returns the 50th and 99th percentiles of the recent
-// durations of every stripe, in whole milliseconds.
+// percentiles returns the 50th and 99th percentiles of the durations of
+// the latest latencySamples calls of all stripes (to the second), in whole
+// milliseconds.
 func (t *toolStats) percentiles() (p50, p99 int64) {
 	d := make([]int64, 0, len(t.stripes)*latencySamples)
 	for i := range t.stripes {
@@ -241,8 +243,13 @@ func (t *toolStats) percentiles() (p50, p99 int64) {
 	if len(d) == 0 {
 		return 0, 0
 	}
+	slices.Sort(d) // by when the call ended (see sample)
+	d = d[max(len(d)-latencySamples, 0):]
+	for i := range d {
+		d[i] &= math.MaxUint32 // the duration
+	}
 	slices.Sort(d)
-	at := func(p int) int64 { return time.Duration(d[(len(d)-1)*p/100]).Milliseconds() }
+	at := func(p int) int64 { return d[(len(d)-1)*p/100] }
 	return at(50), at(99)
 }
 

@@ -461,18 +461,18 @@ func TestHandlerReport(t *testing.T) {
 func TestLatencySample(t *testing.T) {
 	ts := newToolStats(1)
 	for i := range 100 {
-		ts.answer(0, Response{Status: 200}, time.Duration(i+1)*time.Millisecond, time.Now)
+		ts.answer(0, Response{Status: 200}, time.Now(), time.Duration(i+1)*time.Millisecond, time.Now)
 	}
 	p50, p99 := ts.percentiles()
 	assert.Equal(t, int64(50), p50)
 	assert.Equal(t, int64(99), p99)
 	for range 2 * latencySamples {
-		ts.answer(0, Response{Status: 200}, 7*time.Millisecond, time.Now)
+		ts.answer(0, Response{Status: 200}, time.Now(), 7*time.Millisecond, time.Now)
 	}
 	p50, p99 = ts.percentiles()
 	assert.Equal(t, int64(7), p50, "older samples are overwritten")
 	assert.Equal(t, int64(7), p99)
-	ts.answer(0, Response{Status: 200, replayed: true}, time.Hour, time.Now)
+	ts.answer(0, Response{Status: 200, replayed: true}, time.Now(), time.Hour, time.Now)
 	_, p99 = ts.percentiles()
 	assert.Equal(t, int64(7), p99, "a replay is not sampled")
 	assert.Equal(t, int64(100+2*latencySamples+1), ts.stripes[0].calls.Load())
@@ -485,6 +485,31 @@ func TestSkewMsSaturates(t *testing.T) {
 	assert.Negative(t, skewMs(testNow, 1<<63-1))
 }
 
+// TestLatencySampleIsRecent: the percentiles are those of the tool's
+// latest calls, whichever stripes took them: the durations a stripe kept
+// from calls an hour older than the latest ones (its processors took no
+// call since) are not among them.
+func TestLatencySampleIsRecent(t *testing.T) {
+	ts := newToolStats(4)
+	ok := Response{Status: 200}
+	for i := 1; i < 4; i++ { // a burst of slow calls on stripes 1 to 3
+		for range latencySamples {
+			ts.answer(i, ok, ts.base, time.Second, time.Now)
+		}
+	}
+	later := ts.base.Add(time.Hour)
+	for range latencySamples { // then fast ones on stripe 0 only
+		ts.answer(0, ok, later, time.Millisecond, time.Now)
+	}
+	p50, p99 := ts.percentiles()
+	assert.Equal(t, []int64{1, 1}, []int64{p50, p99})
+	for range 4 { // 4 of the latest 256 are the 99th percentile and above
+		ts.answer(2, ok, later.Add(time.Minute), 3*time.Second, time.Now)
+	}
+	p50, p99 = ts.percentiles()
+	assert.Equal(t, []int64{1, 3000}, []int64{p50, p99}, "the latest calls, on another stripe")
+}
+
 // TestStripesAddUp: a tool's counts and durations, and a key's verified
 // count, written on different stripes, are reported as one.
 func TestStripesAddUp(t *testing.T) {
@@ -492,12 +517,12 @@ func TestStripesAddUp(t *testing.T) {
 	h.stats.tools["echo"] = newToolStats(4)
 	k := h.keyring().keys[0]
 	for i := range 4 {
-		h.stats.tools["echo"].answer(i, Response{Status: 200}, time.Duration(10*(i+1))*time.Millisecond, time.Now)
-		h.stats.tools["echo"].answer(i, Response{Status: 200, code: CodeExecutionFailed, Body: []byte(`{"error":{"code":"execution_failed","message":"m"}}`)}, time.Millisecond, time.Now)
+		h.stats.tools["echo"].answer(i, Response{Status: 200}, time.Now(), time.Duration(10*(i+1))*time.Millisecond, time.Now)
+		h.stats.tools["echo"].answer(i, Response{Status: 200, code: CodeExecutionFailed, Body: []byte(`{"error":{"code":"execution_failed","message":"m"}}`)}, time.Now(), time.Millisecond, time.Now)
 		k.verifiedAt(testNow, i)
 	}
-	h.stats.tools["echo"].answer(3, Response{Status: 200, refusal: "no"}, 40*time.Millisecond, time.Now)
-	h.stats.tools["echo"].answer(2, Response{Status: 400, code: CodeInvalidInput, Body: []byte(`{"error":{"code":"invalid_input","message":"m"}}`)}, 40*time.Millisecond, time.Now)
+	h.stats.tools["echo"].answer(3, Response{Status: 200, refusal: "no"}, time.Now(), 40*time.Millisecond, time.Now)
+	h.stats.tools["echo"].answer(2, Response{Status: 400, code: CodeInvalidInput, Body: []byte(`{"error":{"code":"invalid_input","message":"m"}}`)}, time.Now(), 40*time.Millisecond, time.Now)
 	r := h.Report(context.Background())
 	e := r.Tools["echo"]
 	assert.Equal(t, []int64{10, 4, 1, 4, 1}, []int64{e.Calls, e.Results, e.Refusals, e.Failed, e.InvalidInput})
@@ -550,12 +575,13 @@ func BenchmarkCountingPerCall(b *testing.B) {
 	h, _ := newHandler(b, Config{Tools: reportTools()})
 	k := h.keyring().keys[0]
 	resp := Response{Status: http.StatusOK}
+	start := time.Now()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			stripe := h.stats.stripes.pick()
 			k.verifiedAt(testNow, stripe)
-			h.stats.tools["echo"].answer(stripe, resp, time.Millisecond, h.cfg.Now)
+			h.stats.tools["echo"].answer(stripe, resp, start, time.Millisecond, h.cfg.Now)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,14 +52,27 @@ type codeStats struct {
 	last  atomic.Int64 // unix ms
 }
 
-// latencySamples is how many recent durations each tool keeps per stripe
-// for its percentiles.
+// latencySamples is how many recent durations each tool keeps per stripe,
+// and how many of the latest of them, across the stripes, its percentiles
+// are taken from.
 const latencySamples = 256
+
+// sample is what a tool's ring keeps of one call: the seconds from the
+// stats' base to the call's end in the high 32 bits, so that the report
+// can take the latest samples of all stripes (a stripe whose processors
+// took no call for an hour still holds that hour's old durations), and the
+// call's duration in whole milliseconds in the low 32 (at most 49 days),
+// which is all the percentiles report.
+func sample(base, start time.Time, d time.Duration) int64 {
+	at := min(max(start.Sub(base)+d, 0)/time.Second, math.MaxInt32)
+	return int64(at)<<32 | min(d.Milliseconds(), math.MaxUint32)
+}
 
 // toolStats counts one registered tool's answers by outcome, on one stripe
 // per processor (see stripes); the report adds them up.
 type toolStats struct {
 	stripes []toolStripe
+	base    time.Time // when the stats were made: each sample holds the seconds since (see sample)
 
 	mu          sync.Mutex // guards lastFailure, written on failures only
 	lastFailure failureStats
@@ -71,11 +85,11 @@ type toolStripe struct {
 
 	next    atomic.Uint64                // calls sampled so far; the ring's next slot
 	_       [16]byte                     // the counters fill one cache line
-	samples [latencySamples]atomic.Int64 // recent durations, in nanoseconds
+	samples [latencySamples]atomic.Int64 // recent calls' end and duration (see sample)
 }
 
 func newToolStats(stripes int) *toolStats {
-	return &toolStats{stripes: make([]toolStripe, stripes)}
+	return &toolStats{stripes: make([]toolStripe, stripes), base: time.Now()}
 }
 
 // total adds up what read returns for each stripe.
@@ -160,9 +174,10 @@ func (s *stats) manifestServed(now time.Time) {
 }
 
 // answer counts one answer of a registered tool on stripe: its outcome,
-// and its duration unless it came from the replay store. A failure's
+// and, unless it came from the replay store, its duration d and when it
+// ended (start+d). A failure's
 // message is read back from the answer's body, as the agent got it.
-func (t *toolStats) answer(stripe int, resp Response, d time.Duration, now func() time.Time) {
+func (t *toolStats) answer(stripe int, resp Response, start time.Time, d time.Duration, now func() time.Time) {
 	s := &t.stripes[stripe]
 	s.calls.Add(1)
 	switch {
@@ -185,6 +200,6 @@ func (t *toolStats) answer(stripe int, resp Response, d time.Duration, now func(
 	}
 	if !resp.replayed {
 		n := s.next.Add(1) - 1
-		s.samples[n%latencySamples].Store(int64(d))
+		s.samples[n%latencySamples].Store(sample(t.base, start, d))
 	}
 }
