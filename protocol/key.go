@@ -219,7 +219,8 @@ func (k Key) matches(ts string, body []byte, first *[32]byte, more [][32]byte) b
 func (k Key) mac(ts string, body []byte, sum *[sha256.Size]byte) {
 	var prefix [21]byte // "<t>." for any t an int64 formats to
 	// sha256.New's hashes stay on the stack here, as long as every call
-	// on them is made in this function (TestVerifyAllocatesNothing).
+	// on them is made in this function (TestVerifySignatureIsTheWholeCheck,
+	// "no allocation when good").
 	in := sha256.New()
 	if in.(encoding.BinaryUnmarshaler).UnmarshalBinary(k.st.inner) != nil {
 		panic(errRestore)
