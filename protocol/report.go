@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
-	"math"
 	"runtime"
 	"slices"
 	"sort"
@@ -230,8 +229,7 @@ func (h *Handler) reportCounters(r *Report, now time.Time) {
 }
 
 // percentiles returns the 50th and 99th percentiles of the durations of
-// the latest latencySamples calls of all stripes (to the second), in whole
-// milliseconds.
+// the latest latencySamples calls of all stripes, in whole milliseconds.
 func (t *toolStats) percentiles() (p50, p99 int64) {
 	d := make([]int64, 0, len(t.stripes)*latencySamples)
 	for i := range t.stripes {
@@ -246,7 +244,7 @@ func (t *toolStats) percentiles() (p50, p99 int64) {
 	slices.Sort(d) // by when the call ended (see sample)
 	d = d[max(len(d)-latencySamples, 0):]
 	for i := range d {
-		d[i] &= math.MaxUint32 // the duration
+		d[i] &= 1<<sampleBits - 1 // the duration
 	}
 	slices.Sort(d)
 	at := func(p int) int64 { return d[(len(d)-1)*p/100] }

@@ -510,6 +510,35 @@ func TestLatencySampleIsRecent(t *testing.T) {
 	assert.Equal(t, []int64{1, 3000}, []int64{p50, p99}, "the latest calls, on another stripe")
 }
 
+// TestLatencySampleInTheSameSecond: calls that ended within the same
+// second on two stripes are cut to the latest in the order they ended, not
+// by duration: of 512 calls one ms apart, alternately 1 ms long on one
+// stripe and 100 ms long on the other, the latest 256 are half of each.
+func TestLatencySampleInTheSameSecond(t *testing.T) {
+	ts := newToolStats(2)
+	for i := range 2 * latencySamples {
+		stripe, d := i%2, time.Millisecond
+		if stripe == 1 {
+			d = 100 * time.Millisecond
+		}
+		end := ts.base.Add(time.Duration(i) * time.Millisecond)
+		ts.answer(stripe, Response{Status: 200}, end.Add(-d), d, time.Now)
+	}
+	p50, p99 := ts.percentiles()
+	assert.Equal(t, []int64{1, 100}, []int64{p50, p99})
+}
+
+// TestSampleSaturates: a duration past what a sample holds, or a start
+// before the stats' base, stays within its bits.
+func TestSampleSaturates(t *testing.T) {
+	base := time.Now()
+	s := sample(base, base, 10*time.Hour)
+	assert.Equal(t, int64(1<<sampleBits-1), s&(1<<sampleBits-1), "the duration saturates")
+	assert.Equal(t, (10 * time.Hour).Milliseconds(), s>>sampleBits, "the end is start + d")
+	assert.Equal(t, int64(5), sample(base, base.Add(-time.Hour), 5*time.Millisecond), "an end before the base counts as the base")
+	assert.Equal(t, int64(0), sample(base, base, -time.Second), "a negative duration counts as 0")
+}
+
 // TestStripesAddUp: a tool's counts and durations, and a key's verified
 // count, written on different stripes, are reported as one.
 func TestStripesAddUp(t *testing.T) {

@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,22 +56,28 @@ type codeStats struct {
 // are taken from.
 const latencySamples = 256
 
-// sample is what a tool's ring keeps of one call: the seconds from the
-// stats' base to the call's end in the high 32 bits, so that the report
-// can take the latest samples of all stripes (a stripe whose processors
-// took no call for an hour still holds that hour's old durations), and the
-// call's duration in whole milliseconds in the low 32 (at most 49 days),
-// which is all the percentiles report.
+// sample is what a tool's ring keeps of one call: the milliseconds from
+// the stats' base to the call's end in the high 40 bits (34 years), so
+// that the report can take the latest samples of all stripes (a stripe
+// whose processors took no call for an hour still holds that hour's old
+// durations), and the call's duration in whole milliseconds in the low
+// 24 (at most 4.6 hours), which is all the percentiles report. Whole
+// milliseconds, so that calls ending in the same second still come in the
+// order they ended: to the second, the cut to the latest would keep the
+// longest of them.
 func sample(base, start time.Time, d time.Duration) int64 {
-	at := min(max(start.Sub(base)+d, 0)/time.Second, math.MaxInt32)
-	return int64(at)<<32 | min(d.Milliseconds(), math.MaxUint32)
+	at := min(max(start.Sub(base)+d, 0).Milliseconds(), 1<<39-1)
+	return at<<sampleBits | min(max(d, 0).Milliseconds(), 1<<sampleBits-1)
 }
+
+// sampleBits is how many low bits of a sample hold the duration.
+const sampleBits = 24
 
 // toolStats counts one registered tool's answers by outcome, on one stripe
 // per processor (see stripes); the report adds them up.
 type toolStats struct {
 	stripes []toolStripe
-	base    time.Time // when the stats were made: each sample holds the seconds since (see sample)
+	base    time.Time // when the stats were made: each sample holds the milliseconds since (see sample)
 
 	mu          sync.Mutex // guards lastFailure, written on failures only
 	lastFailure failureStats
