@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/median-go/median/internal/testsupport"
 )
 
 // The benchmarks in this file put the core beside its floor: the work no
@@ -48,6 +50,25 @@ func BenchmarkVerify(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkVerifyPaired is BenchmarkVerify at 1 KiB as a paired
+// comparison (testsupport.Paired): VerifySignature and the floor's bare
+// HMAC in alternating blocks of 256 checks. Its median/floor is the ratio
+// the VerifySignature target reads; BenchmarkVerify gives allocations.
+func BenchmarkVerifyPaired(b *testing.B) {
+	k := mustParseKey(testKey)
+	body := []byte(strings.Repeat("x", 1<<10))
+	header := k.Sign(testNow, body)
+	f := newFloorMAC()
+	testsupport.Paired(b, 256, [2]string{"median", "floor"}, [2]func(int){
+		func(int) {
+			if err := VerifySignature(header, body, testNow, defaultTolerance, k); err != nil {
+				b.Fatal(err)
+			}
+		},
+		func(int) { f.of(body) },
+	}, nil)
 }
 
 // orderInput is the typed input of the full-call benchmark: JSON with the

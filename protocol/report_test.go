@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/median-go/median/internal/wirereport"
 	"github.com/stretchr/testify/assert"
@@ -537,6 +538,22 @@ func TestSampleSaturates(t *testing.T) {
 	assert.Equal(t, (10 * time.Hour).Milliseconds(), s>>sampleBits, "the end is start + d")
 	assert.Equal(t, int64(5), sample(base, base.Add(-time.Hour), 5*time.Millisecond), "an end before the base counts as the base")
 	assert.Equal(t, int64(0), sample(base, base, -time.Second), "a negative duration counts as 0")
+}
+
+// TestStripesOwnTheirCacheLines: each copy of a striped counter is on a
+// 64-byte line of its own, apart from the key's fields every check reads
+// and from the other copies, so a processor counting does not take the
+// line another processor reads or counts on.
+func TestStripesOwnTheirCacheLines(t *testing.T) {
+	const line = 64
+	var k keyState
+	lastRead := unsafe.Offsetof(k.outer) + unsafe.Sizeof(k.outer) - 1
+	first := unsafe.Offsetof(k.verified)
+	assert.Greater(t, first/line, lastRead/line, "the first counter shares a line with the fields a check reads")
+	assert.Equal(t, uintptr(line), unsafe.Sizeof(k.verified[0]), "each counter is a line long")
+	var ts toolStripe
+	assert.Zero(t, unsafe.Offsetof(ts.samples)%line, "a stripe's counters are one line")
+	assert.Zero(t, unsafe.Sizeof(ts)%line, "stripes are whole lines")
 }
 
 // TestStripesAddUp: a tool's counts and durations, and a key's verified
