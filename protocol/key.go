@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"crypto/fips140"
 	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -8,6 +9,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -128,6 +130,19 @@ func marshaledState(block []byte) []byte {
 	return state
 }
 
+// macFIPS is mac through crypto/hmac, for FIPS 140-3 mode
+// (GODEBUG=fips140=on): the HMAC is then the validated module's own, not
+// composed here from its SHA-256. It makes crypto/hmac's state for each
+// check: 529 B in 8 allocations, and twice the time of the usual path at
+// 1 KiB (BenchmarkVerify with GODEBUG=fips140=on; TestMACInFIPSMode).
+func (k Key) macFIPS(ts string, body []byte, sum *[sha256.Size]byte) {
+	m := hmac.New(sha256.New, k.st.secret)
+	io.WriteString(m, ts)
+	m.Write([]byte{'.'})
+	m.Write(body)
+	copy(sum[:], m.Sum(nil)) // not m.Sum(sum[:0]), through which sum would escape on every path
+}
+
 // errRestore is matches' panic should SHA-256 refuse a state it marshaled,
 // which crypto/sha256 never does.
 const errRestore = "median: SHA-256 could not restore its marshaled state"
@@ -203,9 +218,10 @@ func (k Key) Sign(t time.Time, body []byte) string {
 // computes it, from the same two pad states (padStates), with the two
 // SHA-256 hashes on the stack: nothing is allocated or shared, where a
 // pool of crypto/hmac states cost 12–25 ns a check (BenchmarkVerify).
-// TestMatchesIsCryptoHMAC holds it to crypto/hmac. "<ts>." is written from
-// a fixed array, in pieces when ts is longer (parseSignature accepts
-// leading zeros, so t has no bound).
+// TestMatchesIsCryptoHMAC holds it to crypto/hmac. In FIPS 140-3 mode it
+// is crypto/hmac's (macFIPS). "<ts>." is written from a fixed array, in
+// pieces when ts is longer (parseSignature accepts leading zeros, so t has
+// no bound).
 func (k Key) matches(ts string, body []byte, first *[32]byte, more [][32]byte) bool {
 	var sum [sha256.Size]byte
 	k.mac(ts, body, &sum)
@@ -219,6 +235,10 @@ func (k Key) matches(ts string, body []byte, first *[32]byte, more [][32]byte) b
 
 // mac puts the HMAC-SHA256 of "<ts>.<body>" under k in sum.
 func (k Key) mac(ts string, body []byte, sum *[sha256.Size]byte) {
+	if fips140.Enabled() {
+		k.macFIPS(ts, body, sum)
+		return
+	}
 	var prefix [21]byte // "<t>." for any t an int64 formats to
 	// sha256.New's hashes stay on the stack here, as long as every call
 	// on them is made in this function (TestVerifySignatureIsTheWholeCheck,

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"crypto/fips140"
 	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -9,6 +10,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -321,4 +324,30 @@ func TestVerifyLongZeroPaddedTimestamp(t *testing.T) {
 			assert.NoError(t, VerifySignature(header, body, at, 5*time.Minute, k), "t=%s (%d characters)", ts, len(ts))
 		}
 	}
+}
+
+// TestMACInFIPSMode: with GODEBUG=fips140=on the MAC is crypto/hmac's own
+// (macFIPS), so it comes from the validated module: the test runs itself
+// again in that mode, where signatures verify as before and a check
+// allocates crypto/hmac's state, which the MAC composed from the pad
+// states never does.
+func TestMACInFIPSMode(t *testing.T) {
+	if os.Getenv("MEDIAN_TEST_FIPS_CHILD") == "1" {
+		require.True(t, fips140.Enabled(), "the child runs in FIPS 140-3 mode")
+		k := mustParseKey(testKey)
+		body := []byte(`{"op":"diagnostics"}`)
+		require.NoError(t, VerifySignature(k.Sign(testNow, body), body, testNow, defaultTolerance, k))
+		require.Error(t, VerifySignature(k.Sign(testNow, body), []byte(`{"op":"other"}`), testNow, defaultTolerance, k))
+		allocs := testing.AllocsPerRun(20, func() {
+			_ = VerifySignature(k.Sign(testNow, body), body, testNow, defaultTolerance, k)
+		})
+		signOnly := testing.AllocsPerRun(20, func() { _ = k.Sign(testNow, body) })
+		require.Greater(t, allocs, signOnly, "the check allocates crypto/hmac's state in FIPS mode")
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestMACInFIPSMode$", "-test.count", "1", "-test.v")
+	cmd.Env = append(os.Environ(), "GODEBUG=fips140=on", "MEDIAN_TEST_FIPS_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "--- PASS: TestMACInFIPSMode")
 }
