@@ -212,11 +212,7 @@ func (h *Handler) reportCounters(r *Report, now time.Time) {
 	makeMap(&r.Tools, len(s.tools))
 	for name, t := range s.tools {
 		e := r.Tools[name]
-		e.Calls = t.total(func(s *toolStripe) int64 { return s.calls.Load() })
-		e.Results = t.total(func(s *toolStripe) int64 { return s.results.Load() })
-		e.Refusals = t.total(func(s *toolStripe) int64 { return s.refusals.Load() })
-		e.Failed = t.total(func(s *toolStripe) int64 { return s.failed.Load() })
-		e.InvalidInput = t.total(func(s *toolStripe) int64 { return s.invalidInput.Load() })
+		e.Calls, e.Results, e.Refusals, e.Failed, e.InvalidInput = t.counts()
 		e.P50Ms, e.P99Ms = t.percentiles()
 		t.mu.Lock()
 		f := t.lastFailure

@@ -97,13 +97,17 @@ func newToolStats(stripes int) *toolStats {
 	return &toolStats{stripes: make([]toolStripe, stripes), base: time.Now()}
 }
 
-// total adds up what read returns for each stripe.
-func (t *toolStats) total(read func(*toolStripe) int64) int64 {
-	var n int64
+// counts adds up the stripes' answers by outcome.
+func (t *toolStats) counts() (calls, results, refusals, failed, invalidInput int64) {
 	for i := range t.stripes {
-		n += read(&t.stripes[i])
+		s := &t.stripes[i]
+		calls += s.calls.Load()
+		results += s.results.Load()
+		refusals += s.refusals.Load()
+		failed += s.failed.Load()
+		invalidInput += s.invalidInput.Load()
 	}
-	return n
+	return calls, results, refusals, failed, invalidInput
 }
 
 // failureStats is a tool's last execution_failed or invalid_input answer.
@@ -180,8 +184,8 @@ func (s *stats) manifestServed(now time.Time) {
 
 // answer counts one answer of a registered tool on stripe: its outcome,
 // and, unless it came from the replay store, its duration d and when it
-// ended (start+d). A failure's
-// message is read back from the answer's body, as the agent got it.
+// ended (start+d). A failure's message is read back from the answer's
+// body, as the agent got it.
 func (t *toolStats) answer(stripe int, resp Response, start time.Time, d time.Duration, now func() time.Time) {
 	s := &t.stripes[stripe]
 	s.calls.Add(1)
