@@ -327,7 +327,7 @@ func TestVerifyLongZeroPaddedTimestamp(t *testing.T) {
 }
 
 // TestMACInFIPSMode: with GODEBUG=fips140=on the MAC is crypto/hmac's own
-// (macFIPS), so it comes from the validated module: the test runs itself
+// (hmacOf), so it comes from the validated module: the test runs itself
 // again in that mode, where signatures verify as before and a check
 // allocates crypto/hmac's state, which the MAC composed from the pad
 // states never does.
