@@ -2,6 +2,6 @@
 
 package protocol
 
-// raceEnabled is true under -race, where sync.Pool drops items on purpose,
-// so allocation counts of pooled code are not meaningful.
+// raceEnabled is true under -race, which slows this package's code
+// several times over (TestReportUnderLoad's bound allows for it).
 const raceEnabled = true

@@ -458,7 +458,7 @@ func TestHandlerReport(t *testing.T) {
 }
 
 // TestLatencySample: the percentiles come from a bounded ring of the
-// recent durations on each stripe, and the report adds the stripes up.
+// recent durations (one stripe here; TestStripesAddUp has several).
 func TestLatencySample(t *testing.T) {
 	ts := newToolStats(1)
 	for i := range 100 {
