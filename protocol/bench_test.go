@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -180,50 +181,53 @@ func BenchmarkTypedCallParallel(b *testing.B) {
 	tool := quoteOrderTool()
 	input := orderInputJSON(1 << 10)
 	b.Run("impl=byhand", func(b *testing.B) {
-		reqs := quoteOrderCalls(b.N, input)
-		var next atomic.Int64
-		b.ReportAllocs()
-		b.SetBytes(int64(len(reqs[0].BodyBytes)))
-		b.ResetTimer()
-		cpu := processCPU()
-		b.RunParallel(func(pb *testing.PB) {
-			f := newFloorMAC()
-			for pb.Next() {
-				if err := f.byHand(reqs[next.Add(1)-1].BodyBytes); err != nil {
-					b.Error(err)
-					return
-				}
-			}
+		parallelCalls(b, input, func() func(Request) error {
+			f := newFloorMAC() // one per goroutine
+			return func(req Request) error { return f.byHand(req.BodyBytes) }
 		})
-		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 	})
 	for _, impl := range []struct {
 		name     string
 		noReplay bool
 	}{{"median", false}, {"median-noreplay", true}} {
 		b.Run("impl="+impl.name, func(b *testing.B) {
-			// One request per call; a new Handler (and store) each time the
-			// benchmark runs.
+			// A new Handler (and store) each time the benchmark runs.
 			h := benchHandler(b, Config{Tools: []*Tool{tool}, DisableReplayProtection: impl.noReplay})
-			reqs := quoteOrderCalls(b.N, input)
-			var next atomic.Int64
 			ctx := context.Background()
-			b.ReportAllocs()
-			b.SetBytes(int64(len(reqs[0].BodyBytes)))
-			b.ResetTimer()
-			cpu := processCPU()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					req := reqs[next.Add(1)-1]
+			parallelCalls(b, input, func() func(Request) error {
+				return func(req Request) error {
 					if resp := h.Serve(ctx, req); resp.Status != 200 || resp.code != "" || resp.replayed {
-						b.Errorf("%d %.200s", resp.Status, resp.Body)
-						return
+						return fmt.Errorf("%d %.200s", resp.Status, resp.Body)
 					}
+					return nil
 				}
 			})
-			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
+}
+
+// parallelCalls is the loop of BenchmarkTypedCallParallel: b.N quote_order
+// calls with input, each with its own toolCallId and signed before timing,
+// served from every processor at once by the function serve returns for
+// each goroutine. It reports the process's CPU time per call as
+// cpu-ns/op beside the wall time.
+func parallelCalls(b *testing.B, input string, serve func() func(Request) error) {
+	reqs := quoteOrderCalls(b.N, input)
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.SetBytes(int64(len(reqs[0].BodyBytes)))
+	b.ResetTimer()
+	cpu := processCPU()
+	b.RunParallel(func(pb *testing.PB) {
+		call := serve()
+		for pb.Next() {
+			if err := call(reqs[next.Add(1)-1]); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkTypedCallStorePaired measures what the default replay store adds
