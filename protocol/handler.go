@@ -291,21 +291,28 @@ func (h *Handler) readBody(ctx context.Context, req Request) ([]byte, *Error) {
 // holds a claim in the replay store (once), then reports the answer to the
 // log and the observer. Every answer the core gives goes through it.
 func (h *Handler) finish(ctx context.Context, st *callState, resp Response) Response {
-	resp.evicted = h.save(ctx, st, resp)
-	h.observe(ctx, st, resp)
+	// One reading of the clock serves the memory store's save (as st.now()
+	// would), the counters and the observer; a shared store's save is part
+	// of the request's time, so the clock is read again after it.
+	took := time.Since(st.start)
+	resp.evicted = h.save(ctx, st, resp, st.start.Add(took))
+	if _, inProcess := st.held.store.(memoryStore); st.held.store != nil && !inProcess {
+		took = time.Since(st.start)
+	}
+	h.observe(ctx, st, resp, took)
 	return resp
 }
 
-// observe logs a refused request and reports every answered one to the
-// observer.
-func (h *Handler) observe(ctx context.Context, st *callState, resp Response) {
+// observe logs a refused request and reports every answered one, which
+// took took, to the observer.
+func (h *Handler) observe(ctx context.Context, st *callState, resp Response, took time.Duration) {
 	if resp.code != "" && resp.code != CodeExecutionFailed && resp.code != CodeDiagnosticsUnsupported {
 		h.cfg.Logger.DebugContext(ctx, "median: request refused", "status", resp.Status, "code", resp.code)
 		h.stats.refusal(resp.code, h.cfg.Now())
 	}
 	if st.tool != nil && h.stats != nil {
 		if t := h.stats.tools[st.tool.name]; t != nil {
-			t.answer(st.stripe, resp, st.start, time.Since(st.start), h.cfg.Now)
+			t.answer(st.stripe, resp, st.start, took, h.cfg.Now)
 		}
 	}
 	observer := h.cfg.Observer
@@ -313,7 +320,7 @@ func (h *Handler) observe(ctx context.Context, st *callState, resp Response) {
 		return
 	}
 	ev := Event{Method: st.method, Code: resp.code, Status: resp.Status, Refusal: resp.refusal, Replayed: resp.replayed,
-		EvictedEarly: resp.evicted, Answer: resp.Body, Start: st.start, Duration: time.Since(st.start)}
+		EvictedEarly: resp.evicted, Answer: resp.Body, Start: st.start, Duration: took}
 	if c := st.call; c != nil {
 		ev.Tool, ev.ToolCallID, ev.Risk, ev.Input = c.Tool, c.ToolCallID, c.Risk, c.RawInput
 	}

@@ -11,27 +11,33 @@ import (
 // keeps claims and answers in this process's memory, bounded in bytes
 // (Config.ReplayMaxBytes), and drops expired entries as it goes; it starts
 // no goroutine and needs no Close. It protects one instance only.
-type memoryStore struct{ s *memstore.Store }
+type memoryStore struct {
+	s   *memstore.Store
+	now func() time.Time // the clock of Claim and Save; the core passes its own readings instead
+}
 
 var _ Store = memoryStore{}
 
 // newMemoryStore returns an empty memory store with a budget of maxBytes
 // (0 for the default) on clock now (nil for time.Now).
 func newMemoryStore(maxBytes int64, now func() time.Time) memoryStore {
-	return memoryStore{memstore.New(memstore.Options{MaxBytes: maxBytes, Now: now})}
+	if now == nil {
+		now = time.Now
+	}
+	return memoryStore{memstore.New(memstore.Options{MaxBytes: maxBytes}), now}
 }
 
 // Claim implements [Store]; it never waits. The core does not call it: it
 // gives the store digests of its own (see Handler.acquireClaim); this is for a
 // memoryStore used as any other Store.
 func (m memoryStore) Claim(_ context.Context, key, fingerprint string, lease time.Duration) (ClaimStatus, []byte, error) {
-	st, answer, err := m.s.Claim(m.s.SumString(key), m.s.SumString(fingerprint), lease)
+	st, answer, err := m.s.Claim(m.s.SumString(key), m.s.SumString(fingerprint), lease, m.now())
 	return claimStatus(st), answer, err
 }
 
 // Save implements [Store].
 func (m memoryStore) Save(_ context.Context, key, fingerprint string, answer []byte, ttl time.Duration) (int, error) {
-	return m.s.Save(m.s.SumString(key), m.s.SumString(fingerprint), answer, ttl)
+	return m.s.Save(m.s.SumString(key), m.s.SumString(fingerprint), answer, ttl, m.now())
 }
 
 // claimStatus is the ClaimStatus of a memstore status.

@@ -84,7 +84,7 @@ func (h *Handler) acquireClaim(ctx context.Context, st *callState) (Response, bo
 		c.memKey, c.memFingerprint = mem.s.SumString(st.call.ToolCallID), mem.s.Fingerprint(st.call.Body)
 		lease := h.claimLease(st)
 		resp, outcome = h.waitClaim(ctx, st, lease, func() (ClaimStatus, []byte, error) {
-			status, answer, err := mem.s.Claim(c.memKey, c.memFingerprint, lease)
+			status, answer, err := mem.s.Claim(c.memKey, c.memFingerprint, lease, st.now())
 			return claimStatus(status), answer, err
 		})
 	} else {
@@ -275,9 +275,10 @@ func storedResponse(body []byte) Response {
 
 // save stores the answer of a call that holds a claim, once, and returns
 // how many answers the store dropped early to make room; only finish calls
-// it. The answer is sent whatever happens here: a failure is logged, and
+// it, with the time now (the built-in memory store reads no clock of its
+// own). The answer is sent whatever happens here: a failure is logged, and
 // so are those dropped answers (their toolCallIds could run again).
-func (h *Handler) save(ctx context.Context, st *callState, resp Response) int {
+func (h *Handler) save(ctx context.Context, st *callState, resp Response, now time.Time) int {
 	c := &st.held
 	if c.store == nil || c.saved {
 		return 0
@@ -287,7 +288,7 @@ func (h *Handler) save(ctx context.Context, st *callState, resp Response) int {
 	var evicted int
 	var err error
 	if mem, inProcess := c.store.(memoryStore); inProcess {
-		evicted, err = mem.s.Save(c.memKey, c.memFingerprint, resp.Body, h.cfg.ReplayTTL)
+		evicted, err = mem.s.Save(c.memKey, c.memFingerprint, resp.Body, h.cfg.ReplayTTL, now)
 	} else {
 		// The answer must be kept even when the caller has gone away, but
 		// not wait on a store that does not answer.

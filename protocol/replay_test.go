@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -444,4 +445,63 @@ func TestPanickingStore(t *testing.T) {
 	requireResult(t, h.Serve(context.Background(), post(toolCall("echo", "call_p2", `{"orderId":3}`))))
 	assert.Equal(t, int64(1), runs.get())
 	assert.Contains(t, logs.String(), "save exploded")
+}
+
+// slowBody is a request body that arrives after a pause.
+type slowBody struct {
+	pause time.Duration
+	body  *strings.Reader
+}
+
+func (b *slowBody) Read(p []byte) (int, error) {
+	if b.pause > 0 {
+		time.Sleep(b.pause)
+		b.pause = 0
+	}
+	return b.body.Read(p)
+}
+
+// TestLeaseStartsAtTheClaim: a call's lease in the memory store runs from
+// its claim, not from when the request arrived, so a body that took longer
+// than the lease to arrive does not let a copy run the tool while the
+// first still runs it.
+func TestLeaseStartsAtTheClaim(t *testing.T) {
+	t.Parallel()
+	var runs atomic.Int64
+	started, release := make(chan struct{}), make(chan struct{})
+	slow := fnTool("slow", func(context.Context) (any, error) {
+		if runs.Add(1) == 1 {
+			close(started)
+			<-release
+		}
+		return "done", nil
+	})
+	h, _ := newHandler(t, Config{Tools: []*Tool{slow}, ReplayLease: time.Second})
+	body := toolCall("slow", "call_slow_body", `{}`)
+	late := post(body)
+	late.BodyBytes, late.Body = nil, &slowBody{pause: 1500 * time.Millisecond, body: strings.NewReader(body)}
+	first := make(chan Response, 1)
+	go func() { first <- h.Serve(context.Background(), late) }()
+	<-started // 1.5 s after the request arrived, half a second after a lease counted from then would have ended
+	second := make(chan Response, 1)
+	go func() { second <- h.Serve(context.Background(), post(body)) }()
+	time.Sleep(200 * time.Millisecond) // the copy finds the call running
+	close(release)
+	a, b := <-first, <-second
+	requireResult(t, a)
+	assert.Equal(t, string(a.Body), string(b.Body), "the copy waits for the first answer")
+	assert.Equal(t, int64(1), runs.Load(), "the tool runs once")
+}
+
+// TestDurationCountsASharedStoresSave: the time a shared store takes to
+// keep the answer is part of the request's Event.Duration (the memory
+// store's is read with the answer, which it takes well under a
+// microsecond to keep).
+func TestDurationCountsASharedStoresSave(t *testing.T) {
+	store := newRecordingStore()
+	store.blockSave = true
+	obs := &observed{}
+	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(&int64Counter{})}, Store: store, StoreTimeout: 200 * time.Millisecond, Observer: obs.add})
+	requireResult(t, h.Serve(context.Background(), post(toolCall("echo", "call_d1", `{"orderId":1}`))))
+	assert.GreaterOrEqual(t, obs.last(t).Duration, 200*time.Millisecond)
 }

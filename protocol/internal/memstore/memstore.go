@@ -34,14 +34,21 @@
 //
 // # Shards
 //
-// A store of at least 8 MiB is split into up to 16 shards by key, each
-// with its own lock, its own part of the budget (at least 4 MiB) and its own
-// eviction order, so calls on several cores rarely wait for each other. The
-// locks are held only for the index and the lists: digests are computed by
-// the caller, and entries and answer copies are made before a lock is taken
-// and after it is let go. Keys spread evenly, so the store starts to drop
+// A store of at least 8 MiB is split into shards by key, one per
+// processor (GOMAXPROCS when the store is made, rounded up to a power of
+// two, at most 16), each with its own lock, its own part of the budget (at
+// least 4 MiB) and its own eviction order, so calls on several cores rarely
+// wait for each other. The locks are held only for the index and the lists,
+// about a tenth of a microsecond a call: digests are computed by the caller,
+// and entries and answer copies are made before a lock is taken and after it
+// is let go. No more shards than processors, because each call's shard is
+// one its processor has likely not touched for several calls, and its lock
+// and index are then fetched from further out in the memory hierarchy: on
+// two processors, 16 shards cost a call about 1% more than two
+// (docs/PERFORMANCE.md). Keys spread evenly, so the store starts to drop
 // answers early when the fullest shard is full, a little before the whole
-// budget is (about 2% before at the default budget and small answers).
+// budget is (about 2% before with 16 shards at the default budget and small
+// answers).
 //
 // # Eviction
 //
@@ -63,6 +70,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,7 +97,7 @@ const (
 )
 
 // Sharding: at most maxShards shards, each with at least minShardBytes of
-// the budget.
+// the budget (see shardCount).
 const (
 	maxShards     = 16
 	minShardBytes = 4 << 20
@@ -118,16 +126,17 @@ type Options struct {
 	// MaxBytes is the budget; default [DefaultMaxBytes], at least
 	// [MinMaxBytes].
 	MaxBytes int64
-	// Now is the store's clock for leases and TTLs; default time.Now.
-	Now func() time.Time
+	// Shards is how many shards the store is split into at most, rounded
+	// up to a power of two and to at most 16; default GOMAXPROCS. The
+	// budget may allow fewer (see the package documentation).
+	Shards int
 }
 
 // Store keeps claims and answers by key in memory, bounded by
 // [Options.MaxBytes]. It is safe for concurrent use.
 type Store struct {
 	max    int64
-	now    func() time.Time // Options.Now; nil for the monotonic clock
-	base   time.Time        // expiries are kept as durations since base
+	base   time.Time // expiries are kept as durations since base
 	seeds  [2]maphash.Seed
 	shards []shard
 	mask   uint64 // len(shards)-1
@@ -176,21 +185,29 @@ func New(opts Options) *Store {
 		opts.MaxBytes = DefaultMaxBytes
 	}
 	opts.MaxBytes = max(opts.MaxBytes, MinMaxBytes)
-	n := 1
-	for n < maxShards && opts.MaxBytes/int64(2*n) >= minShardBytes {
-		n *= 2
+	if opts.Shards <= 0 {
+		opts.Shards = runtime.GOMAXPROCS(0)
 	}
-	base := time.Now()
-	if opts.Now != nil {
-		base = opts.Now()
-	}
-	s := &Store{max: opts.MaxBytes, now: opts.Now, base: base, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
+	n := shardCount(opts.MaxBytes, opts.Shards)
+	s := &Store{max: opts.MaxBytes, base: time.Now(), seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
 		shards: make([]shard, n), mask: uint64(n - 1)}
 	for i := range s.shards {
 		s.shards[i].max = opts.MaxBytes / int64(n)
 		s.shards[i].entries = make(map[Digest]*entry)
 	}
+	s.nextSweep.Store(math.MinInt64) // the first call sweeps
 	return s
+}
+
+// shardCount is how many shards a store with budget maxBytes has when it
+// wants want: the smallest power of two at or above want, but at most
+// maxShards and no more than leave each shard minShardBytes.
+func shardCount(maxBytes int64, want int) int {
+	n := 1
+	for n < min(want, maxShards) && maxBytes/int64(2*n) >= minShardBytes {
+		n *= 2
+	}
+	return n
 }
 
 // Sum returns the digest of b.
@@ -240,30 +257,28 @@ func (s *Store) MaxBytes() int64 { return s.max }
 // shard returns key's shard.
 func (s *Store) shard(key Digest) *shard { return &s.shards[key[0]&s.mask] }
 
-// clock returns the time now, as a duration since the store's base. Without
-// Options.Now it reads only the monotonic clock (time.Since), about half
-// the cost of time.Now, which reads the wall clock too.
-func (s *Store) clock() int64 {
-	if s.now == nil {
-		return int64(time.Since(s.base))
-	}
-	return int64(s.now().Sub(s.base))
-}
+// since returns now as a duration since the store's base: on the monotonic
+// clock when now has a monotonic reading, as time.Now's has (time.Time.Sub).
+func (s *Store) since(now time.Time) int64 { return int64(now.Sub(s.base)) }
 
 // Claim claims key for fingerprint for lease, without waiting: see
 // [Status]. A claim whose lease ended without an answer is given to the
 // caller. The answer returned with Done is a copy the caller owns.
-func (s *Store) Claim(key, fingerprint Digest, lease time.Duration) (Status, []byte, error) {
+//
+// now is the time of the call, which the caller reads (the store reads no
+// clock; the core passes the reading it already took for the request). Every
+// call to one store must pass times of one clock: time.Now's, or a test's.
+func (s *Store) Claim(key, fingerprint Digest, lease time.Duration, now time.Time) (Status, []byte, error) {
 	if lease <= 0 {
 		return 0, nil, fmt.Errorf("median: memory store: the lease must be positive, got %s", lease)
 	}
 	e := &entry{key: key, fingerprint: fingerprint} // made before the lock; unused unless acquired
-	now := s.clock()
-	s.sweepAll(now)
+	at := s.since(now)
+	s.sweepAll(at)
 	sh := s.shard(key)
 	sh.mu.Lock()
-	sh.sweep(now)
-	if old := sh.live(key, now); old != nil {
+	sh.sweep(at)
+	if old := sh.live(key, at); old != nil {
 		status, answer := Running, []byte(nil)
 		switch {
 		case old.fingerprint != fingerprint:
@@ -277,8 +292,8 @@ func (s *Store) Claim(key, fingerprint Digest, lease time.Duration) (Status, []b
 		}
 		return status, answer, nil
 	}
-	e.expires = deadline(now, lease)
-	evicted := sh.makeRoom(e.size(), now)
+	e.expires = deadline(at, lease)
+	evicted := sh.makeRoom(e.size(), at)
 	sh.add(e, &sh.running)
 	sh.mu.Unlock()
 	if evicted > 0 {
@@ -292,8 +307,9 @@ func (s *Store) Claim(key, fingerprint Digest, lease time.Duration) (Status, []b
 // it even when the claim's lease has ended. evicted counts the answers
 // dropped before their TTL to make room since the last Save (by this Save
 // or by Claims), this one included when it is larger than a shard's whole
-// budget (then it is not kept, and neither is its claim).
-func (s *Store) Save(key, fingerprint Digest, answer []byte, ttl time.Duration) (evicted int, err error) {
+// budget (then it is not kept, and neither is its claim). now is the time
+// of the call, as in Claim.
+func (s *Store) Save(key, fingerprint Digest, answer []byte, ttl time.Duration, now time.Time) (evicted int, err error) {
 	if ttl <= 0 {
 		return 0, fmt.Errorf("median: memory store: the TTL must be positive, got %s", ttl)
 	}
@@ -301,22 +317,22 @@ func (s *Store) Save(key, fingerprint Digest, answer []byte, ttl time.Duration) 
 		evicted = int(s.unreported.Swap(0))
 	}
 	kept := bytes.Clone(answer) // copied before the lock
-	now := s.clock()
-	s.sweepAll(now)
+	at := s.since(now)
+	s.sweepAll(at)
 	sh := s.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	sh.sweep(now)
-	e := sh.live(key, now)
+	sh.sweep(at)
+	e := sh.live(key, at)
 	if e != nil && (e.done || e.fingerprint != fingerprint) {
 		return evicted, nil // the first answer wins; another body's live claim stays
 	}
 	if e == nil { // the lease ended and nobody took over: keep the answer anyway
-		e = &entry{key: key, fingerprint: fingerprint, answer: kept, done: true, expires: deadline(now, ttl)}
+		e = &entry{key: key, fingerprint: fingerprint, answer: kept, done: true, expires: deadline(at, ttl)}
 		if e.size() > sh.max {
 			return evicted + 1, nil
 		}
-		evicted += sh.makeRoom(e.size(), now)
+		evicted += sh.makeRoom(e.size(), at)
 		sh.add(e, &sh.done)
 		return evicted, nil
 	}
@@ -328,8 +344,8 @@ func (s *Store) Save(key, fingerprint Digest, answer []byte, ttl time.Duration) 
 		return evicted + 1, nil
 	}
 	sh.running.unlink(e) // in no list while room is made, so it cannot be dropped
-	evicted += sh.makeRoom(grown, now)
-	e.answer, e.done, e.expires = kept, true, deadline(now, ttl)
+	evicted += sh.makeRoom(grown, at)
+	e.answer, e.done, e.expires = kept, true, deadline(at, ttl)
 	sh.done.pushBack(e)
 	sh.used += grown
 	return evicted, nil

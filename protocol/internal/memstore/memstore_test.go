@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// clock is a settable clock for Options.Now.
+// clock is a settable clock for a testStore.
 type clock struct {
 	mu  sync.Mutex
 	now time.Time
@@ -27,9 +27,36 @@ func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now
 
 func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
 
-func newClocked(maxBytes int64) (*Store, *clock) {
-	c := &clock{now: time.Unix(1_767_225_600, 0)}
-	return New(Options{MaxBytes: maxBytes, Now: c.Now}), c
+// testStore is a Store whose Claim and Save pass the time of clock (the
+// system's when clock is nil), as the core passes its own readings.
+type testStore struct {
+	*Store
+	clock *clock
+}
+
+func newTest(opts Options) testStore { return testStore{Store: New(opts)} }
+
+func (s testStore) now() time.Time {
+	if s.clock == nil {
+		return time.Now()
+	}
+	return s.clock.Now()
+}
+
+func (s testStore) Claim(k, fingerprint Digest, lease time.Duration) (Status, []byte, error) {
+	return s.Store.Claim(k, fingerprint, lease, s.now())
+}
+
+func (s testStore) Save(k, fingerprint Digest, answer []byte, ttl time.Duration) (int, error) {
+	return s.Store.Save(k, fingerprint, answer, ttl, s.now())
+}
+
+// newClocked returns a store on a settable clock, which starts at the
+// store's base, with as many shards as its budget allows.
+func newClocked(maxBytes int64) (testStore, *clock) {
+	s := New(Options{MaxBytes: maxBytes, Shards: maxShards})
+	c := &clock{now: s.base}
+	return testStore{s, c}, c
 }
 
 // key returns the i-th test key.
@@ -41,7 +68,7 @@ var (
 )
 
 // claim claims k and returns the status; it fails on an error.
-func claim(t *testing.T, s *Store, k, fingerprint Digest, lease time.Duration) Status {
+func claim(t *testing.T, s testStore, k, fingerprint Digest, lease time.Duration) Status {
 	t.Helper()
 	st, _, err := s.Claim(k, fingerprint, lease)
 	require.NoError(t, err)
@@ -49,7 +76,7 @@ func claim(t *testing.T, s *Store, k, fingerprint Digest, lease time.Duration) S
 }
 
 // save saves answer for k and returns the evicted count.
-func save(t *testing.T, s *Store, k Digest, answer []byte, ttl time.Duration) int {
+func save(t *testing.T, s testStore, k Digest, answer []byte, ttl time.Duration) int {
 	t.Helper()
 	n, err := s.Save(k, fp, answer, ttl)
 	require.NoError(t, err)
@@ -221,7 +248,7 @@ func TestAnswerLargerThanTheBudget(t *testing.T) {
 }
 
 func TestBadArguments(t *testing.T) {
-	s := New(Options{})
+	s := newTest(Options{})
 	_, _, err := s.Claim(key(1), fp, 0)
 	require.ErrorContains(t, err, "lease must be positive")
 	_, err = s.Save(key(1), fp, []byte("a"), -time.Second)
@@ -229,11 +256,11 @@ func TestBadArguments(t *testing.T) {
 	require.Zero(t, s.Len())
 	require.Zero(t, s.Bytes())
 	require.Equal(t, int64(DefaultMaxBytes), s.MaxBytes())
-	require.Equal(t, int64(MinMaxBytes), New(Options{MaxBytes: 1}).MaxBytes(), "a tiny budget is raised")
+	require.Equal(t, int64(MinMaxBytes), newTest(Options{MaxBytes: 1}).MaxBytes(), "a tiny budget is raised")
 }
 
 // built sums what the shards' indexes were built for.
-func built(s *Store) int {
+func built(s testStore) int {
 	n := 0
 	for i := range s.shards {
 		n += s.shards[i].built
@@ -361,13 +388,13 @@ func BenchmarkClaimSave(b *testing.B) {
 		calls int
 	}{{"growing", len(ids)}, {"1024", 1024}} {
 		b.Run("store="+round.name, func(b *testing.B) {
-			s := New(Options{})
+			s := newTest(Options{})
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
 				if i == round.calls {
 					b.StopTimer()
-					s, i = New(Options{}), 0
+					s, i = newTest(Options{}), 0
 					b.StartTimer()
 				}
 				k, fp := s.SumString(ids[i]), s.Fingerprint(body)
@@ -385,16 +412,29 @@ func BenchmarkClaimSave(b *testing.B) {
 
 func TestShards(t *testing.T) {
 	for _, c := range []struct {
-		budget int64
-		shards int
-	}{{MinMaxBytes, 1}, {8<<20 - 1, 1}, {8 << 20, 2}, {DefaultMaxBytes, 16}, {1 << 30, 16}} {
-		s := New(Options{MaxBytes: c.budget})
-		require.Len(t, s.shards, c.shards, "budget %d", c.budget)
+		budget       int64
+		want, shards int
+	}{
+		{MinMaxBytes, 16, 1}, {8<<20 - 1, 16, 1}, {8 << 20, 16, 2}, {DefaultMaxBytes, 16, 16}, {1 << 30, 64, 16},
+		{DefaultMaxBytes, 1, 1}, {DefaultMaxBytes, 2, 2}, {DefaultMaxBytes, 3, 4}, {DefaultMaxBytes, 5, 8}, {16 << 20, 8, 4},
+	} {
+		s := newTest(Options{MaxBytes: c.budget, Shards: c.want})
+		require.Len(t, s.shards, c.shards, "budget %d, %d shards wanted", c.budget, c.want)
 		var sum int64
 		for i := range s.shards {
 			sum += s.shards[i].max
 		}
 		require.LessOrEqual(t, sum, c.budget, "the shards' budgets add up to at most the whole")
+	}
+}
+
+// TestShardsFollowTheProcessors: by default a store has a shard per
+// processor.
+func TestShardsFollowTheProcessors(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for procs, shards := range map[int]int{1: 1, 2: 2, 4: 4, 6: 8, 32: 16} {
+		runtime.GOMAXPROCS(procs)
+		require.Len(t, newTest(Options{}).shards, shards, "GOMAXPROCS %d", procs)
 	}
 }
 
@@ -439,7 +479,7 @@ func TestExpiredEntriesInEveryShardAreDropped(t *testing.T) {
 // its length), the same for equal bodies whatever their backing; each
 // store draws its own seeds.
 func TestDigests(t *testing.T) {
-	s, other := New(Options{}), New(Options{})
+	s, other := newTest(Options{}), newTest(Options{})
 	require.Equal(t, s.Sum([]byte("call_1")), s.SumString("call_1"))
 	require.NotEqual(t, s.SumString("call_1"), s.SumString("call_2"))
 	require.NotEqual(t, s.SumString("call_1"), other.SumString("call_1"), "each store draws its own seeds")
@@ -468,7 +508,7 @@ func TestDigests(t *testing.T) {
 // goroutines (run it with -race): one claim wins each key, its answer is
 // the one every later claim gets, and the budget holds.
 func TestConcurrentCalls(t *testing.T) {
-	s := New(Options{MaxBytes: 16 << 20})
+	s := newTest(Options{MaxBytes: 16 << 20})
 	const workers, keys = 8, 500
 	var wg sync.WaitGroup
 	var won [keys]atomic.Int32
@@ -549,7 +589,7 @@ func TestSaveMakesRoomWithoutDroppingItsOwnClaim(t *testing.T) {
 // BenchmarkDigest puts the store's fingerprint of a 1 KiB body (one seeded
 // maphash pass) beside the hex SHA-256 a shared store is given.
 func BenchmarkDigest(b *testing.B) {
-	s := New(Options{})
+	s := newTest(Options{})
 	body := bytes.Repeat([]byte("x"), 1<<10)
 	b.Run("impl=maphash", func(b *testing.B) {
 		b.ReportAllocs()
