@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -383,4 +384,23 @@ func TestRefusalCaseChecksTheContractAndNoMore(t *testing.T) {
 			assert.Contains(t, res.Message, tt.fails)
 		})
 	}
+}
+
+// TestActualCutsWholeCharacters: a long answer is shown in a failure cut
+// to whole characters, never half of one.
+func TestActualCutsWholeCharacters(t *testing.T) {
+	h := rewrite(newHandler(t, testKey, nil), func(_ *http.Request, _ []byte, rec *httptest.ResponseRecorder) {
+		if strings.Contains(rec.Body.String(), `"reason":"not_signed_in"`) {
+			rec.Body.Reset()
+			rec.Body.WriteString("x" + strings.Repeat("é", 400)) // one byte, then two-byte characters: byte 300 falls inside one
+		}
+	})
+	target := conformance.HandlerTarget(mux(h), mountPath, testKey)
+	target.Tools = []conformance.ToolSample{{Tool: "refuse", Expect: "refusal"}}
+	rep, err := conformance.Check(t.Context(), target, conformance.Options{Run: "^execution/refusal$"})
+	require.NoError(t, err)
+	v := rep.Verdicts[0]
+	require.Equal(t, "fail", v.Status)
+	assert.True(t, utf8.ValidString(v.Actual), "%q", v.Actual)
+	assert.True(t, strings.HasSuffix(v.Actual, " x"+strings.Repeat("é", 299)+"…"), "cut to 300 characters: %q", v.Actual)
 }

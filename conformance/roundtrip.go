@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/median-go/median/internal/answerjson"
+	"github.com/median-go/median/internal/chars"
 )
 
 // roundTrip is one request a case sent and the answer that came back: the
@@ -94,15 +95,15 @@ func (x *roundTrip) actual() string {
 	return s + " " + snippet(x.resp, 300)
 }
 
-// snippet returns body shortened to n bytes, on one line.
+// snippet returns body on one line, shortened to n characters (by chars'
+// rule: a character is never split).
 func snippet(body []byte, n int) string {
-	s := strings.TrimSpace(string(body))
-	s = strings.Join(strings.Fields(s), " ")
+	s := strings.Join(strings.Fields(string(body)), " ")
 	if s == "" {
 		return "(empty body)"
 	}
-	if len(s) > n {
-		return s[:n] + "…"
+	if cut := chars.Prefix([]byte(s), n); len(cut) < len(s) {
+		return string(cut) + "…"
 	}
 	return s
 }

@@ -440,6 +440,16 @@ func truncateChars(s string, n int) string {
 	return s[:len(chars.Prefix([]byte(s), n))]
 }
 
+// truncate shortens s to at most n characters for error messages, as
+// truncateChars does (a character is never split), and marks a cut with
+// "…".
+func truncate(s string, n int) string {
+	if t := truncateChars(s, n); len(t) < len(s) {
+		return t + "…"
+	}
+	return s
+}
+
 // errorMessage reads the message of an error answer's body; "" when the
 // body is not one.
 func errorMessage(body []byte) string {

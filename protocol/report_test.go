@@ -702,3 +702,26 @@ func TestTruncateChars(t *testing.T) {
 	long := strings.Repeat("é", 300)
 	assert.Zero(t, testing.AllocsPerRun(10, func() { _ = truncateChars(long, maxFailureChars) }))
 }
+
+// TestTruncate: an error message's quoted input is cut to whole characters
+// and the cut is marked, so a message never holds half of a character.
+func TestTruncate(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{"abc", "abc"},
+		{"abcd", "abc…"},
+		{"ééé", "ééé"},
+		{"ééé€", "ééé…"},
+		{"a€bc", "a€b…"},
+	} {
+		assert.Equal(t, c.want, truncate(c.in, 3), "%q", c.in)
+	}
+	// An unknown op of multi-byte characters: the message stays valid UTF-8.
+	_, _, err := decodeBody([]byte(`{"op":"` + strings.Repeat("é", 60) + `"}`))
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, CodeUnknownOp, e.Code)
+	msg := e.Message
+	assert.True(t, utf8.ValidString(msg), "%q", msg)
+	assert.Contains(t, msg, strings.Repeat("é", 19)+"…", "cut to 40 characters: the quote and 39 é")
+}

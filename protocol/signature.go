@@ -307,11 +307,3 @@ func msDuration(ms int64) string {
 	}
 	return (time.Duration(ms) * time.Millisecond).String()
 }
-
-// truncate shortens s to at most n bytes for error messages.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
