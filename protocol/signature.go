@@ -151,8 +151,11 @@ func parseMillis(s string) (int64, bool) {
 	for len(s) >= 8 {
 		x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-		// Per byte, high bit set when it is below '0' (x-'0' borrows) or above '9'.
-		if ((x-0x30*ones)|(x+(0x80-0x3a)*ones)|x)&high != 0 {
+		// Per byte, high bit set when it is below '0' (x-'0' borrows) or above
+		// '9' (x+0x46 has it for bytes up to 0xb9, x-'0' from 0xb0 on). A
+		// borrow or carry between bytes starts only at a byte that is itself
+		// caught (TestParseMillisEveryByte).
+		if ((x-0x30*ones)|(x+(0x80-0x3a)*ones))&high != 0 {
 			return 0, false
 		}
 		x -= 0x30 * ones                                      // each byte 0-9, first digit lowest
