@@ -95,17 +95,14 @@ func (x *roundTrip) actual() string {
 	return s + " " + snippet(x.resp, 300)
 }
 
-// snippet returns body on one line, shortened to n characters (by chars'
-// rule: a character is never split).
+// snippet returns body on one line, shortened to n characters as
+// chars.Snippet shortens it (a character is never split).
 func snippet(body []byte, n int) string {
 	s := strings.Join(strings.Fields(string(body)), " ")
 	if s == "" {
 		return "(empty body)"
 	}
-	if cut := chars.Prefix([]byte(s), n); len(cut) < len(s) {
-		return string(cut) + "…"
-	}
-	return s
+	return chars.Snippet([]byte(s), n)
 }
 
 // read stores the answer of resp in x.

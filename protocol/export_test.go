@@ -3,8 +3,9 @@ package protocol
 import "time"
 
 // MemoryStoreForTest returns the default in-memory store, with a budget of
-// maxBytes (0 for the default) on clock now (nil for time.Now), for tests
-// outside the package.
+// maxBytes (0 for the default), for tests outside the package; its Claim
+// and Save read clock now (nil for time.Now), which a Handler given the
+// store ignores (see newMemoryStore).
 func MemoryStoreForTest(maxBytes int64, now func() time.Time) Store {
 	return newMemoryStore(maxBytes, now)
 }

@@ -13,13 +13,17 @@ import (
 // no goroutine and needs no Close. It protects one instance only.
 type memoryStore struct {
 	s   *memstore.Store
-	now func() time.Time // the clock of Claim and Save; the core passes its own readings instead
+	now func() time.Time // the clock of Claim and Save; the core ignores it and passes its own readings
 }
 
 var _ Store = memoryStore{}
 
 // newMemoryStore returns an empty memory store with a budget of maxBytes
-// (0 for the default) on clock now (nil for time.Now).
+// (0 for the default) whose Claim and Save read clock now (nil for
+// time.Now). A Handler given it as its Store calls memstore directly with
+// readings of time.Now's monotonic clock whatever now is, so a store on
+// another clock must reach the Handler behind a Store of its own, as the
+// fuzz tests' does.
 func newMemoryStore(maxBytes int64, now func() time.Time) memoryStore {
 	if now == nil {
 		now = time.Now

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"math"
 	"net/http"
 	"strings"
@@ -504,4 +505,39 @@ func TestDurationCountsASharedStoresSave(t *testing.T) {
 	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(&int64Counter{})}, Store: store, StoreTimeout: 200 * time.Millisecond, Observer: obs.add})
 	requireResult(t, h.Serve(context.Background(), post(toolCall("echo", "call_d1", `{"orderId":1}`))))
 	assert.GreaterOrEqual(t, obs.last(t).Duration, 200*time.Millisecond)
+}
+
+// slowLog is a log handler that drops every record and takes pause to
+// drop those whose message contains slow.
+type slowLog struct {
+	slow  string
+	pause time.Duration
+}
+
+func (slowLog) Enabled(context.Context, slog.Level) bool { return true }
+
+func (s slowLog) Handle(_ context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, s.slow) {
+		time.Sleep(s.pause)
+	}
+	return nil
+}
+
+func (s slowLog) WithAttrs([]slog.Attr) slog.Handler { return s }
+
+func (s slowLog) WithGroup(string) slog.Handler { return s }
+
+// TestDurationCountsTheEvictionWarning: when the memory store dropped
+// answers early to keep this one, the warning logged about it is part of
+// the request's Event.Duration, as a shared store's save is.
+func TestDurationCountsTheEvictionWarning(t *testing.T) {
+	big := fnTool("big", func(context.Context) (any, error) { return strings.Repeat("a", 40<<10), nil })
+	obs := &observed{}
+	logger := slog.New(slowLog{"dropped answers before their TTL", 200 * time.Millisecond})
+	h, _ := newHandler(t, Config{Tools: []*Tool{big}, ReplayMaxBytes: 64 << 10, Logger: logger, Observer: obs.add})
+	requireResult(t, h.Serve(context.Background(), post(toolCall("big", "call_e1", `{}`))))
+	requireResult(t, h.Serve(context.Background(), post(toolCall("big", "call_e2", `{}`)))) // the budget holds one answer
+	ev := obs.last(t)
+	require.Equal(t, 1, ev.EvictedEarly)
+	assert.GreaterOrEqual(t, ev.Duration, 200*time.Millisecond)
 }

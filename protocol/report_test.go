@@ -723,5 +723,5 @@ func TestTruncate(t *testing.T) {
 	require.Equal(t, CodeUnknownOp, e.Code)
 	msg := e.Message
 	assert.True(t, utf8.ValidString(msg), "%q", msg)
-	assert.Contains(t, msg, strings.Repeat("é", 19)+"…", "cut to 40 characters: the quote and 39 é")
+	assert.Contains(t, msg, `op "`+strings.Repeat("é", 39)+"… is", "cut to 40 characters: the quote and 39 é")
 }

@@ -126,9 +126,10 @@ type Options struct {
 	// MaxBytes is the budget; default [DefaultMaxBytes], at least
 	// [MinMaxBytes].
 	MaxBytes int64
-	// Shards is how many shards the store is split into at most, rounded
-	// up to a power of two and to at most 16; default GOMAXPROCS. The
-	// budget may allow fewer (see the package documentation).
+	// Shards is how many shards the store asks for, default GOMAXPROCS:
+	// it gets that many rounded up to a power of two, at most 16, and
+	// fewer when the budget cannot give each 4 MiB (see the package
+	// documentation).
 	Shards int
 }
 
@@ -143,8 +144,8 @@ type Store struct {
 	// unreported counts answers a Claim dropped before their TTL to make
 	// room; the next Save reports them (Claim has no count to return).
 	unreported atomic.Int64
-	// nextSweep is when (on clock) the next Claim or Save sweeps every
-	// shard, not only its own.
+	// nextSweep is when (since base, as expires) the next Claim or Save
+	// sweeps every shard, not only its own.
 	nextSweep atomic.Int64
 }
 
@@ -258,7 +259,9 @@ func (s *Store) MaxBytes() int64 { return s.max }
 func (s *Store) shard(key Digest) *shard { return &s.shards[key[0]&s.mask] }
 
 // since returns now as a duration since the store's base: on the monotonic
-// clock when now has a monotonic reading, as time.Now's has (time.Time.Sub).
+// clock when now has a monotonic reading, as time.Now's has, else on the
+// wall clock (time.Time.Sub). A time more than 292 years from the base
+// saturates at the int64 bounds, where leases no longer run right.
 func (s *Store) since(now time.Time) int64 { return int64(now.Sub(s.base)) }
 
 // Claim claims key for fingerprint for lease, without waiting: see
@@ -267,7 +270,9 @@ func (s *Store) since(now time.Time) int64 { return int64(now.Sub(s.base)) }
 //
 // now is the time of the call, which the caller reads (the store reads no
 // clock; the core passes the reading it already took for the request). Every
-// call to one store must pass times of one clock: time.Now's, or a test's.
+// call to one store must pass times of one clock: time.Now's (readings
+// with a monotonic part, so a step of the wall clock moves no lease), or a
+// test's that starts near the time the store was made (see since).
 func (s *Store) Claim(key, fingerprint Digest, lease time.Duration, now time.Time) (Status, []byte, error) {
 	if lease <= 0 {
 		return 0, nil, fmt.Errorf("median: memory store: the lease must be positive, got %s", lease)
@@ -351,8 +356,8 @@ func (s *Store) Save(key, fingerprint Digest, answer []byte, ttl time.Duration, 
 	return evicted, nil
 }
 
-// deadline returns now plus d on the store's clock, or the clock's last
-// instant when the sum does not fit in an int64: a lease or TTL of
+// deadline returns now (since the store's base) plus d, or the last
+// instant an int64 holds when the sum does not fit: a lease or TTL of
 // math.MaxInt64 (no end) must not wrap round to the past, which would
 // give the key up at once.
 func deadline(now int64, d time.Duration) int64 {
