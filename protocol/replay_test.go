@@ -60,27 +60,48 @@ func TestReplayLongestTTL(t *testing.T) {
 // the call still running waits for its answer (the wait's end saturates
 // instead of wrapping round to the past, where the copy gave up at once).
 func TestReplayLongestLease(t *testing.T) {
-	runs := &int64Counter{}
-	started, release := make(chan struct{}), make(chan struct{})
-	slow := fnTool("slow", func(context.Context) (any, error) {
-		runs.add()
-		close(started)
-		<-release
+	slow := newSlowFirstRun()
+	h, _ := newHandler(t, Config{Tools: []*Tool{slow.tool}, ReplayLease: math.MaxInt64})
+	body := toolCall("slow", "call_long_lease", `{}`)
+	slow.requireCopyWaits(t, h, post(body), post(body))
+}
+
+// slowFirstRun is a tool, "slow", whose first run waits for release once it
+// has closed started; a later run answers at once. runs counts them.
+type slowFirstRun struct {
+	tool             *Tool
+	started, release chan struct{}
+	runs             atomic.Int64
+}
+
+func newSlowFirstRun() *slowFirstRun {
+	s := &slowFirstRun{started: make(chan struct{}), release: make(chan struct{})}
+	s.tool = fnTool("slow", func(context.Context) (any, error) {
+		if s.runs.Add(1) == 1 {
+			close(s.started)
+			<-s.release
+		}
 		return "done", nil
 	})
-	h, _ := newHandler(t, Config{Tools: []*Tool{slow}, ReplayLease: math.MaxInt64})
-	body := toolCall("slow", "call_long_lease", `{}`)
-	first := make(chan Response, 1)
-	go func() { first <- h.Serve(context.Background(), post(body)) }()
-	<-started
-	second := make(chan Response, 1)
-	go func() { second <- h.Serve(context.Background(), post(body)) }()
-	time.Sleep(300 * time.Millisecond) // the copy polls the running claim
-	close(release)
-	a, b := <-first, <-second
-	requireResult(t, a)
-	assert.Equal(t, string(a.Body), string(b.Body), "the copy waits for the first answer")
-	assert.Equal(t, int64(1), runs.get(), "the tool runs once")
+	return s
+}
+
+// requireCopyWaits serves first and, once its tool runs, second, a copy of
+// the same call: the copy must wait for the first answer and get it, and
+// the tool must run once.
+func (s *slowFirstRun) requireCopyWaits(t *testing.T, h *Handler, first, second Request) {
+	t.Helper()
+	a := make(chan Response, 1)
+	go func() { a <- h.Serve(context.Background(), first) }()
+	<-s.started
+	b := make(chan Response, 1)
+	go func() { b <- h.Serve(context.Background(), second) }()
+	time.Sleep(200 * time.Millisecond) // the copy finds the call running and asks again
+	close(s.release)
+	got, copied := <-a, <-b
+	requireResult(t, got)
+	assert.Equal(t, string(got.Body), string(copied.Body), "the copy waits for the first answer")
+	assert.Equal(t, int64(1), s.runs.Load(), "the tool runs once")
 }
 
 func TestReplayErrorAnswer(t *testing.T) {
@@ -468,30 +489,14 @@ func (b *slowBody) Read(p []byte) (int, error) {
 // first still runs it.
 func TestLeaseStartsAtTheClaim(t *testing.T) {
 	t.Parallel()
-	var runs atomic.Int64
-	started, release := make(chan struct{}), make(chan struct{})
-	slow := fnTool("slow", func(context.Context) (any, error) {
-		if runs.Add(1) == 1 {
-			close(started)
-			<-release
-		}
-		return "done", nil
-	})
-	h, _ := newHandler(t, Config{Tools: []*Tool{slow}, ReplayLease: time.Second})
+	slow := newSlowFirstRun()
+	h, _ := newHandler(t, Config{Tools: []*Tool{slow.tool}, ReplayLease: time.Second})
 	body := toolCall("slow", "call_slow_body", `{}`)
+	// The tool starts 1.5 s after the request arrived, half a second after
+	// a lease counted from then would have ended.
 	late := post(body)
 	late.BodyBytes, late.Body = nil, &slowBody{pause: 1500 * time.Millisecond, body: strings.NewReader(body)}
-	first := make(chan Response, 1)
-	go func() { first <- h.Serve(context.Background(), late) }()
-	<-started // 1.5 s after the request arrived, half a second after a lease counted from then would have ended
-	second := make(chan Response, 1)
-	go func() { second <- h.Serve(context.Background(), post(body)) }()
-	time.Sleep(200 * time.Millisecond) // the copy finds the call running
-	close(release)
-	a, b := <-first, <-second
-	requireResult(t, a)
-	assert.Equal(t, string(a.Body), string(b.Body), "the copy waits for the first answer")
-	assert.Equal(t, int64(1), runs.Load(), "the tool runs once")
+	slow.requireCopyWaits(t, h, late, post(body))
 }
 
 // TestDurationCountsASharedStoresSave: the time a shared store takes to
