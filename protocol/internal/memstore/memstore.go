@@ -44,8 +44,8 @@
 // is let go. No more shards than processors, because each call's shard is
 // one its processor has likely not touched for several calls, and its lock
 // and index are then fetched from further out in the memory hierarchy: on
-// two processors, 16 shards cost a call about 1% more than two
-// (docs/PERFORMANCE.md). Keys spread evenly, so the store starts to drop
+// two processors, 16 shards measured about 1% of a call more than two in
+// one interleaved comparison (docs/PERFORMANCE.md, Results). Keys spread evenly, so the store starts to drop
 // answers early when the fullest shard is full, a little before the whole
 // budget is (1–2.5% before with 16 shards at the default budget and small
 // answers, under 0.5% with 2: TestFillBeforeTheFirstEarlyEviction).
