@@ -22,8 +22,8 @@ var pairedClock = time.Now
 // It reports each side's time per call as <name>-ns/op, the ratio of
 // their totals as <names[0]>/<names[1]> (what to read, across counts, with
 // benchstat), and their mean as ns/op. Sequential sub-benchmarks on this
-// project's shared machine spread by ±10–25% per sample; the ratio of a
-// pair spreads far less. Allocations, which -benchmem would count per pair
+// project's shared machine spread widely per sample; the ratio of a pair
+// spreads far less (docs/PERFORMANCE.md, Method, gives both). Allocations, which -benchmem would count per pair
 // of blocks and for both sides together, are for the sequential
 // benchmarks to give.
 func Paired(b *testing.B, block int, names [2]string, serve [2]func(i int), between func(next int)) {
