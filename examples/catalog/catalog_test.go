@@ -165,33 +165,39 @@ func TestNewWithRedis(t *testing.T) {
 	catalogtest.Run(t, conformance.HandlerTarget(d.Handler, catalogtest.MountPath, catalogtest.Key))
 }
 
-func TestDiagnosticsShowTheFingerprintNotTheKey(t *testing.T) {
-	d := catalogtest.NewDemo(t)
+// diagnosticsReport is the demo's answer to a signed diagnostics request,
+// as far as its tests read it, and the raw body.
+type diagnosticsReport struct {
+	Result struct {
+		Keys []struct{ Fingerprint string }
+		App  catalog.Diagnostics
+	}
+}
+
+func requestDiagnostics(t *testing.T, h http.Handler) (diagnosticsReport, string) {
+	t.Helper()
 	rec := httptest.NewRecorder()
 	body := `{"op":"diagnostics"}`
 	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
 	req.Header.Set(catalogtest.SignatureHeader, catalogtest.MustKey(catalogtest.Key).Sign(time.Now(), []byte(body)))
-	d.Handler.ServeHTTP(rec, req)
-	require.Equal(t, http.StatusOK, rec.Code)
-	var got struct {
-		Result struct {
-			Keys []struct{ Fingerprint string }
-			App  catalog.Diagnostics
-		}
-	}
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code, "body %s", rec.Body)
+	var got diagnosticsReport
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
-	require.Len(t, got.Result.Keys, 1, "body %s", rec.Body)
+	return got, rec.Body.String()
+}
+
+func TestDiagnosticsShowTheFingerprintNotTheKey(t *testing.T) {
+	d := catalogtest.NewDemo(t)
+	got, raw := requestDiagnostics(t, d.Handler)
+	require.Len(t, got.Result.Keys, 1, "body %s", raw)
 	assert.Equal(t, catalogtest.MustKey(catalogtest.Key).Fingerprint(), got.Result.Keys[0].Fingerprint)
 	assert.Equal(t, catalog.Diagnostics{CancelledOrders: 0, CancelledLimit: catalog.MaxCancelledOrders}, got.Result.App)
-	assert.NotContains(t, rec.Body.String(), catalogtest.Key)
+	assert.NotContains(t, raw, catalogtest.Key)
 
 	// The app's entry follows the demo's state.
 	require.NoError(t, d.Orders.Cancel("A-1"))
-	rec = httptest.NewRecorder()
-	req = httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
-	req.Header.Set(catalogtest.SignatureHeader, catalogtest.MustKey(catalogtest.Key).Sign(time.Now(), []byte(body)))
-	d.Handler.ServeHTTP(rec, req)
-	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+	got, _ = requestDiagnostics(t, d.Handler)
 	assert.Equal(t, 1, got.Result.App.CancelledOrders)
 }
 

@@ -7,19 +7,26 @@ import "context"
 // report itself already holds the keys by fingerprint, the store, the
 // tools and the clock.
 type Diagnostics struct {
-	// CancelledOrders is how many orders the demo holds as cancelled, and
-	// CancelledLimit how many it can: at the limit, cancel_order fails.
+	// CancelledOrders is how many orders are cancelled, and
+	// CancelledLimit how many the demo can hold in memory: at the limit,
+	// cancel_order fails. The Postgres mode, which keeps them in a table,
+	// has no limit (0, left out).
 	CancelledOrders int `json:"cancelledOrders"`
-	CancelledLimit  int `json:"cancelledLimit"`
+	CancelledLimit  int `json:"cancelledLimit,omitempty"`
 	// DevKey is true when the demo generated its own development key.
 	DevKey bool `json:"devKey"`
 }
 
-// diagnostics is the Config.Diagnostics function of the demo.
-func (d *Demo) diagnostics(context.Context) (any, error) {
-	return Diagnostics{
-		CancelledOrders: d.Orders.Cancelled(),
-		CancelledLimit:  MaxCancelledOrders,
-		DevKey:          d.DevKey,
-	}, nil
+// diagnostics is the Config.Diagnostics function of the demo. An error
+// counting the orders becomes the report's "app" error entry.
+func (d *Demo) diagnostics(ctx context.Context) (any, error) {
+	n, err := d.Orders.Cancelled(ctx)
+	if err != nil {
+		return nil, err
+	}
+	limit := MaxCancelledOrders
+	if d.Orders.pool != nil {
+		limit = 0
+	}
+	return Diagnostics{CancelledOrders: n, CancelledLimit: limit, DevKey: d.DevKey}, nil
 }

@@ -71,11 +71,15 @@ func (o *Orders) Status(id string) (string, error) {
 	return StatusProcessing, nil
 }
 
-// Cancelled returns how many orders are cancelled.
-func (o *Orders) Cancelled() int {
+// Cancelled returns how many orders are cancelled: in the orders table in
+// the Postgres mode, read under ctx.
+func (o *Orders) Cancelled(ctx context.Context) (int, error) {
+	if o.pool != nil {
+		return o.tableCancelled(ctx)
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return len(o.cancelled)
+	return len(o.cancelled), nil
 }
 
 // Cancel cancels the order id. It returns an *AlreadyCancelledError when the

@@ -99,6 +99,15 @@ func (o *Orders) tableStatus(ctx context.Context, id string) (string, error) {
 	return status, nil
 }
 
+// tableCancelled counts the cancelled orders in the orders table.
+func (o *Orders) tableCancelled(ctx context.Context) (int, error) {
+	var n int
+	if err := o.pool.QueryRow(ctx, "SELECT count(*) FROM "+ordersTable+" WHERE status = $1", StatusCancelled).Scan(&n); err != nil {
+		return 0, fmt.Errorf("could not count the cancelled orders: %w", err)
+	}
+	return n, nil
+}
+
 // tableCancel cancels id in the orders table: inside the call's
 // transaction when the tool runs in one (pgstore.Tx), so the cancellation
 // commits with the answer that reports it; on the pool otherwise (a call

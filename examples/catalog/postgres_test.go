@@ -60,6 +60,8 @@ func TestPostgresMode(t *testing.T) {
 	status, err = demos[1].Orders.Status("Z-9999")
 	require.NoError(t, err)
 	assert.Equal(t, catalog.StatusProcessing, status, "every other order is processing")
+	report, raw := requestDiagnostics(t, demos[1].Handler)
+	assert.Equal(t, catalog.Diagnostics{CancelledOrders: 2}, report.Result.App, "instance 2 counts the table, which has no limit: %s", raw)
 
 	// Make the store unable to keep answers: the cancellation, written in
 	// the same transaction, must roll back with it.
