@@ -292,12 +292,13 @@ func (h *Handler) readBody(ctx context.Context, req Request) ([]byte, *Error) {
 // log and the observer. Every answer the core gives goes through it.
 func (h *Handler) finish(ctx context.Context, st *callState, resp Response) Response {
 	// One reading of the clock serves the memory store's save (as st.now()
-	// would), the counters and the observer. A shared store's save, and the
-	// warning a save logs when answers were dropped early, are part of the
-	// request's time, so the clock is read again after them.
+	// would), the counters and the observer; a slow save (a shared store's,
+	// or one that logged) is part of the request's time, so the clock is
+	// read again after it.
 	took := time.Since(st.start)
-	resp.evicted = h.save(ctx, st, resp, st.start.Add(took))
-	if _, inProcess := st.held.store.(memoryStore); st.held.store != nil && (!inProcess || resp.evicted > 0) {
+	evicted, slow := h.save(ctx, st, resp, st.start.Add(took))
+	resp.evicted = evicted
+	if slow {
 		took = time.Since(st.start)
 	}
 	h.observe(ctx, st, resp, took)

@@ -276,16 +276,17 @@ func storedResponse(body []byte) Response {
 // save stores the answer of a call that holds a claim, once, and returns
 // how many answers the store dropped early to make room; only finish calls
 // it, with the time now (the built-in memory store reads no clock of its
-// own). The answer is sent whatever happens here: a failure is logged, and
-// so are those dropped answers (their toolCallIds could run again).
-func (h *Handler) save(ctx context.Context, st *callState, resp Response, now time.Time) int {
+// own). slow is true when it did more than the memory store's save, which
+// takes well under a microsecond: a shared store's round trip, or a line
+// logged. The answer is sent whatever happens here: a failure is logged,
+// and so are those dropped answers (their toolCallIds could run again).
+func (h *Handler) save(ctx context.Context, st *callState, resp Response, now time.Time) (evicted int, slow bool) {
 	c := &st.held
 	if c.store == nil || c.saved {
-		return 0
+		return 0, false
 	}
 	call := st.call
 	c.saved = true
-	var evicted int
 	var err error
 	if mem, inProcess := c.store.(memoryStore); inProcess {
 		evicted, err = mem.s.Save(c.memKey, c.memFingerprint, resp.Body, h.cfg.ReplayTTL, now)
@@ -293,15 +294,18 @@ func (h *Handler) save(ctx context.Context, st *callState, resp Response, now ti
 		// The answer must be kept even when the caller has gone away, but
 		// not wait on a store that does not answer.
 		evicted, err = h.storeSave(context.WithoutCancel(ctx), c.store, c.key, c.fingerprint, resp.Body)
+		slow = true
 	}
 	if err != nil {
+		slow = true
 		h.cfg.Logger.ErrorContext(ctx, "median: replay store could not save the answer; a repeat of this call may run the tool again", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
 	}
 	if evicted > 0 {
+		slow = true
 		h.stats.evictedEarly(evicted)
 		h.cfg.Logger.WarnContext(ctx, "median: the replay store dropped answers before their TTL to make room; their toolCallIds would run again if replayed, so raise Config.ReplayMaxBytes or use a shared store", "tool", call.Tool, "toolCallId", call.ToolCallID, "evicted", evicted)
 	}
-	return evicted
+	return evicted, slow
 }
 
 // storedRefusal returns the reason of a kept refusal result, or "".
