@@ -94,10 +94,16 @@ func parseKeyFrom(key, source string) (Key, *Error) {
 	if err != nil { // HKDF refuses only lengths it cannot produce: not 32 bytes
 		return Key{}, errorf(CodeInvalidMedianKey, "%s is not usable: the signing secret could not be derived", source)
 	}
+	return keyOf(secret), nil
+}
+
+// keyOf returns the Key that signs with secret: its fingerprint and HMAC
+// pad states made once.
+func keyOf(secret []byte) Key {
 	sum := sha256.Sum256(secret)
 	st := &keyState{secret: secret, fingerprint: "mk_" + hex.EncodeToString(sum[:6])}
 	st.inner, st.outer = padStates(secret)
-	return Key{st: st}, nil
+	return Key{st: st}
 }
 
 // padStates returns SHA-256's marshaled states after the HMAC pad blocks

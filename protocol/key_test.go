@@ -155,9 +155,7 @@ func TestMatchesIsCryptoHMAC(t *testing.T) {
 		for i := range secret {
 			secret[i] = byte(rng.Uint32())
 		}
-		st := &keyState{secret: secret}
-		st.inner, st.outer = padStates(secret)
-		k := Key{st: st}
+		k := keyOf(secret)
 		for bodyLen := range 300 {
 			body := make([]byte, bodyLen)
 			for i := range body {
