@@ -31,7 +31,5 @@ func TestDefaultClock(t *testing.T) {
 	time.Sleep(250 * time.Millisecond)
 	require.Equal(t, Acquired, claim(t, s, key(3), fp, time.Minute), "an answer whose TTL ended is dropped")
 
-	c0 := s.since(time.Now())
-	require.GreaterOrEqual(t, c0, int64(0))
-	require.LessOrEqual(t, c0, s.since(time.Now()), "the clock never goes back")
+	require.GreaterOrEqual(t, s.since(time.Now()), int64(0), "time.Now's readings come after the store's base")
 }

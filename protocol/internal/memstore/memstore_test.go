@@ -51,10 +51,14 @@ func (s testStore) Save(k, fingerprint Digest, answer []byte, ttl time.Duration)
 	return s.Store.Save(k, fingerprint, answer, ttl, s.now())
 }
 
-// newClocked returns a store on a settable clock, which starts at the
-// store's base, with as many shards as its budget allows.
+// newClocked returns a store on a settable clock (see clocked), with as
+// many shards as its budget allows.
 func newClocked(maxBytes int64) (testStore, *clock) {
-	s := New(Options{MaxBytes: maxBytes, Shards: maxShards})
+	return clocked(New(Options{MaxBytes: maxBytes, Shards: maxShards}))
+}
+
+// clocked returns s on a settable clock, which starts at s's base.
+func clocked(s *Store) (testStore, *clock) {
 	c := &clock{now: s.base}
 	return testStore{s, c}, c
 }
@@ -555,8 +559,7 @@ func TestConcurrentCalls(t *testing.T) {
 func TestFillBeforeTheFirstEarlyEviction(t *testing.T) {
 	for _, shards := range []int{16, 2} {
 		t.Run(fmt.Sprint(shards, " shards"), func(t *testing.T) {
-			st := New(Options{MaxBytes: DefaultMaxBytes, Shards: shards})
-			s := testStore{st, &clock{now: st.base}}
+			s, _ := clocked(New(Options{MaxBytes: DefaultMaxBytes, Shards: shards}))
 			answer := make([]byte, 50)
 			perEntry := int64(cap(bytes.Clone(answer))) + EntryOverhead
 			kept := 0
