@@ -687,35 +687,31 @@ func TestRefusalCodes(t *testing.T) {
 }
 
 // TestTruncateChars: a failure's message and the report's short strings
-// are cut to whole characters, as chars counts them, without a copy.
+// are cut to whole characters, as chars counts them, without a copy; an
+// error message's quoted input (truncate) is cut the same way, the cut
+// marked.
 func TestTruncateChars(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"", ""},
-		{"abc", "abc"},
-		{"abcd", "abc"},
-		{"ééé", "ééé"},
-		{"éééé", "ééé"},
-		{"a\xffbc", "a\xffb"}, // a byte that is not UTF-8 is one character
+	for _, c := range []struct{ in, cut, marked string }{
+		{"", "", ""},
+		{"abc", "abc", "abc"},
+		{"abcd", "abc", "abc…"},
+		{"ééé", "ééé", "ééé"},
+		{"éééé", "ééé", "ééé…"},
+		{"ééé€", "ééé", "ééé…"},
+		{"a€bc", "a€b", "a€b…"},
+		{"a\xffbc", "a\xffb", "a\xffb…"}, // a byte that is not UTF-8 is one character
 	} {
-		assert.Equal(t, c.want, truncateChars(c.in, 3), "%q", c.in)
+		assert.Equal(t, c.cut, truncateChars(c.in, 3), "%q", c.in)
+		assert.Equal(t, c.marked, truncate(c.in, 3), "%q", c.in)
 	}
 	long := strings.Repeat("é", 300)
 	assert.Zero(t, testing.AllocsPerRun(10, func() { _ = truncateChars(long, maxFailureChars) }))
 }
 
-// TestTruncate: an error message's quoted input is cut to whole characters
-// and the cut is marked, so a message never holds half of a character.
+// TestTruncate: an error message's quoted input is cut to whole
+// characters and the cut is marked (TestTruncateChars has the cuts), so a
+// message never holds half of a character.
 func TestTruncate(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"", ""},
-		{"abc", "abc"},
-		{"abcd", "abc…"},
-		{"ééé", "ééé"},
-		{"ééé€", "ééé…"},
-		{"a€bc", "a€b…"},
-	} {
-		assert.Equal(t, c.want, truncate(c.in, 3), "%q", c.in)
-	}
 	// An unknown op of multi-byte characters: the message stays valid UTF-8.
 	_, _, err := decodeBody([]byte(`{"op":"` + strings.Repeat("é", 60) + `"}`))
 	var e *Error
