@@ -20,13 +20,9 @@ type Diagnostics struct {
 // diagnostics is the Config.Diagnostics function of the demo. An error
 // counting the orders becomes the report's "app" error entry.
 func (d *Demo) diagnostics(ctx context.Context) (any, error) {
-	n, err := d.Orders.Cancelled(ctx)
+	n, limit, err := d.Orders.Cancelled(ctx)
 	if err != nil {
 		return nil, err
-	}
-	limit := MaxCancelledOrders
-	if d.Orders.pool != nil {
-		limit = 0
 	}
 	return Diagnostics{CancelledOrders: n, CancelledLimit: limit, DevKey: d.DevKey}, nil
 }

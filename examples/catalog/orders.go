@@ -71,15 +71,17 @@ func (o *Orders) Status(id string) (string, error) {
 	return StatusProcessing, nil
 }
 
-// Cancelled returns how many orders are cancelled: in the orders table in
-// the Postgres mode, read under ctx.
-func (o *Orders) Cancelled(ctx context.Context) (int, error) {
+// Cancelled returns how many orders are cancelled, and how many can be
+// (MaxCancelledOrders in memory; 0, no limit, in the Postgres mode, which
+// counts its orders table under ctx).
+func (o *Orders) Cancelled(ctx context.Context) (n, limit int, err error) {
 	if o.pool != nil {
-		return o.tableCancelled(ctx)
+		n, err = o.tableCancelled(ctx)
+		return n, 0, err
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return len(o.cancelled), nil
+	return len(o.cancelled), MaxCancelledOrders, nil
 }
 
 // Cancel cancels the order id. It returns an *AlreadyCancelledError when the
