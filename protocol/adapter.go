@@ -35,7 +35,7 @@ type Request struct {
 // nothing else needs to.
 type Response struct {
 	Status int    // the HTTP status; 0 when there is nothing to write
-	Body   []byte // the JSON answer
+	Body   []byte // the JSON answer; write it as it is, never into it (the replay store may keep it)
 	Allow  string // the Allow header's value, set on 405 only
 
 	code     Code   // for the observer and the log

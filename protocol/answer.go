@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/median-go/median/internal/chars"
 )
@@ -127,7 +128,9 @@ func (h *Handler) encodeResult(ctx context.Context, tool string, v any, budget i
 	} else if n := chars.Count(raw); n > maxResultChars {
 		h.cfg.Logger.WarnContext(ctx, "median: result is longer than the agent reads", "tool", tool, "chars", n, "limit", maxResultChars)
 	}
-	body := make([]byte, 0, len(bodyPrefix)+len(raw)+1)
+	// Grown, not made, so that its capacity is the whole allocation, which
+	// the replay store charges (memstore, What the budget counts).
+	body := slices.Grow([]byte(nil), len(bodyPrefix)+len(raw)+1)
 	body = append(body, bodyPrefix...)
 	body = append(body, raw...)
 	body = append(body, '}')

@@ -169,7 +169,9 @@ type Event struct {
 	Duration     time.Duration // from Start to the answer
 	// Input is the call's input and Answer the answer's body, exactly as
 	// sent. Both may hold personal data: record them only when the operator
-	// asked for it.
+	// asked for it. Both are read-only: Input shares the request's body,
+	// and Answer is the very body being written (and kept for replays), so
+	// an Observer that changes them copies them first.
 	Input  json.RawMessage
 	Answer []byte
 }

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
 	"time"
 
@@ -39,9 +40,10 @@ func (m memoryStore) Claim(_ context.Context, key, fingerprint string, lease tim
 	return claimStatus(st), answer, err
 }
 
-// Save implements [Store].
+// Save implements [Store]. It keeps a copy of answer: a Store's caller
+// owns the slice it passes.
 func (m memoryStore) Save(_ context.Context, key, fingerprint string, answer []byte, ttl time.Duration) (int, error) {
-	return m.s.Save(m.s.SumString(key), m.s.SumString(fingerprint), answer, ttl, m.now())
+	return m.s.Save(m.s.SumString(key), m.s.SumString(fingerprint), bytes.Clone(answer), ttl, m.now())
 }
 
 // claimStatus is the ClaimStatus of a memstore status.

@@ -289,6 +289,8 @@ func (h *Handler) save(ctx context.Context, st *callState, resp Response, now ti
 	c.saved = true
 	var err error
 	if mem, inProcess := c.store.(memoryStore); inProcess {
+		// The store keeps resp.Body itself, not a copy: nothing writes to
+		// an answer once encoded (see Response.Body and Event.Answer).
 		evicted, err = mem.s.Save(c.memKey, c.memFingerprint, resp.Body, h.cfg.ReplayTTL, now)
 	} else {
 		// The answer must be kept even when the caller has gone away, but

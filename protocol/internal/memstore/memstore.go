@@ -20,10 +20,11 @@
 //
 // # What the budget counts
 //
-// Every entry is charged cap(answer) + [EntryOverhead]. cap(answer) is the
-// allocation the Go runtime made for the copy the store keeps (rounded up
-// to its size class or page), so the charge follows the heap, not the JSON
-// length. EntryOverhead covers the entry's own struct, its two digests and
+// Every entry is charged cap(answer) + [EntryOverhead]. The store keeps
+// the answer it is given, not a copy (see [Store.Save]), and the core
+// allocates each answer so that its capacity is the whole allocation the
+// Go runtime made (the length rounded up to its size class or page), so
+// the charge follows the heap, not the JSON length. EntryOverhead covers the entry's own struct, its two digests and
 // its share of the index (a Go map); it was measured (see
 // TestEntryOverheadCoversTheHeap) and is checked by that test.
 //
@@ -314,6 +315,11 @@ func (s *Store) Claim(key, fingerprint Digest, lease time.Duration, now time.Tim
 // or by Claims), this one included when it is larger than a shard's whole
 // budget (then it is not kept, and neither is its claim). now is the time
 // of the call, as in Claim.
+//
+// Save keeps answer itself, not a copy: nothing may write to it after the
+// call (the core hands over an answer it encoded for the call; a caller
+// that keeps writing to its slice passes bytes.Clone of it). It is charged
+// cap(answer), so a slice with spare capacity costs that too.
 func (s *Store) Save(key, fingerprint Digest, answer []byte, ttl time.Duration, now time.Time) (evicted int, err error) {
 	if ttl <= 0 {
 		return 0, fmt.Errorf("median: memory store: the TTL must be positive, got %s", ttl)
@@ -321,7 +327,7 @@ func (s *Store) Save(key, fingerprint Digest, answer []byte, ttl time.Duration, 
 	if s.unreported.Load() != 0 {
 		evicted = int(s.unreported.Swap(0))
 	}
-	kept := bytes.Clone(answer) // copied before the lock
+	kept := answer
 	at := s.since(now)
 	s.sweepAll(at)
 	sh := s.shard(key)

@@ -79,10 +79,12 @@ func claim(t *testing.T, s testStore, k, fingerprint Digest, lease time.Duration
 	return st
 }
 
-// save saves answer for k and returns the evicted count.
+// save saves a copy of answer for k and returns the evicted count. Save
+// keeps the slice it is given, so each gets its own, allocated as the core
+// allocates an answer: its capacity is its whole allocation.
 func save(t *testing.T, s testStore, k Digest, answer []byte, ttl time.Duration) int {
 	t.Helper()
-	n, err := s.Save(k, fp, answer, ttl)
+	n, err := s.Save(k, fp, bytes.Clone(answer), ttl)
 	require.NoError(t, err)
 	return n
 }
@@ -321,7 +323,8 @@ func TestEntryOverheadCoversTheHeap(t *testing.T) {
 				if _, _, err := s.Claim(k, f, time.Minute); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := s.Save(k, f, answer, ttl); err != nil {
+				// a fresh answer too: Save keeps the slice it is given
+				if _, err := s.Save(k, f, bytes.Clone(answer), ttl); err != nil {
 					t.Fatal(err)
 				}
 			}
