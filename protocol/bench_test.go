@@ -256,3 +256,42 @@ func BenchmarkTypedCallStorePaired(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkTypedCallStoreInUse is BenchmarkTypedCallStorePaired against a
+// store in use instead of a fresh one: the store is never replaced, and
+// each answer is kept for 2 ms (Config.ReplayTTL), so by the time its id
+// comes round again (2,048 calls later) it has expired, and each call
+// drops one entry as it adds one, as a running server's store does. With
+// kept=0 the store holds only those (about a hundred); with kept=100000 it
+// also holds 100,000 answers of other ids for an hour, an index of the
+// size a busy server's store has (about a third of the default 64 MiB),
+// which a call's lookup reaches out of the processor's caches.
+func BenchmarkTypedCallStoreInUse(b *testing.B) {
+	for _, kept := range []int{0, 100_000} {
+		b.Run(fmt.Sprint("kept=", kept), func(b *testing.B) {
+			tool := quoteOrderTool()
+			reqs := quoteOrderCalls(1024, orderInputJSON(1<<10))
+			with := benchHandler(b, Config{Tools: []*Tool{tool}, ReplayTTL: 2 * time.Millisecond})
+			without := benchHandler(b, Config{Tools: []*Tool{tool}, DisableReplayProtection: true})
+			mem, ctx := with.cfg.Store.(memoryStore), context.Background()
+			for i := range kept {
+				id := fmt.Sprint("other_", i)
+				answer := []byte(`{"result":{"orderId":"A-1001","status":"quoted","lines":3,"total":42.5}}`)
+				if _, err := mem.Save(ctx, id, id, answer, time.Hour); err != nil {
+					b.Fatal(err)
+				}
+			}
+			serve := func(h *Handler) func(int) {
+				return func(i int) {
+					if resp := h.Serve(ctx, reqs[i%len(reqs)]); resp.Status != 200 || resp.code != "" || resp.replayed {
+						b.Fatalf("%d %.200s", resp.Status, resp.Body)
+					}
+				}
+			}
+			testsupport.Paired(b, 16, [2]string{"store", "nostore"}, [2]func(int){serve(with), serve(without)}, nil)
+			if early := with.stats.evicted.Load(); early > 0 {
+				b.Fatalf("%d answers were dropped early: the store is over its budget", early)
+			}
+		})
+	}
+}

@@ -36,14 +36,14 @@ func newMemoryStore(maxBytes int64, now func() time.Time) memoryStore {
 // gives the store digests of its own (see Handler.acquireClaim); this is for a
 // memoryStore used as any other Store.
 func (m memoryStore) Claim(_ context.Context, key, fingerprint string, lease time.Duration) (ClaimStatus, []byte, error) {
-	st, answer, err := m.s.Claim(m.s.SumString(key), m.s.SumString(fingerprint), lease, m.now())
+	st, answer, _, err := m.s.Claim(m.s.SumString(key), m.s.SumString(fingerprint), lease, m.now())
 	return claimStatus(st), answer, err
 }
 
 // Save implements [Store]. It keeps a copy of answer: a Store's caller
 // owns the slice it passes.
 func (m memoryStore) Save(_ context.Context, key, fingerprint string, answer []byte, ttl time.Duration) (int, error) {
-	return m.s.Save(m.s.SumString(key), m.s.SumString(fingerprint), bytes.Clone(answer), ttl, m.now())
+	return m.s.Save(m.s.SumString(key), m.s.SumString(fingerprint), memstore.Ticket{}, bytes.Clone(answer), ttl, m.now())
 }
 
 // claimStatus is the ClaimStatus of a memstore status.

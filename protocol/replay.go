@@ -84,7 +84,8 @@ func (h *Handler) acquireClaim(ctx context.Context, st *callState) (Response, bo
 		c.memKey, c.memFingerprint = mem.s.SumString(st.call.ToolCallID), mem.s.Fingerprint(st.call.Body)
 		lease := h.claimLease(st)
 		resp, outcome = h.waitClaim(ctx, st, lease, func() (ClaimStatus, []byte, error) {
-			status, answer, err := mem.s.Claim(c.memKey, c.memFingerprint, lease, st.now())
+			status, answer, ticket, err := mem.s.Claim(c.memKey, c.memFingerprint, lease, st.now())
+			c.memTicket = ticket
 			return claimStatus(status), answer, err
 		})
 	} else {
@@ -291,7 +292,7 @@ func (h *Handler) save(ctx context.Context, st *callState, resp Response, now ti
 	if mem, inProcess := c.store.(memoryStore); inProcess {
 		// The store keeps resp.Body itself, not a copy: nothing writes to
 		// an answer once encoded (see Response.Body and Event.Answer).
-		evicted, err = mem.s.Save(c.memKey, c.memFingerprint, resp.Body, h.cfg.ReplayTTL, now)
+		evicted, err = mem.s.Save(c.memKey, c.memFingerprint, c.memTicket, resp.Body, h.cfg.ReplayTTL, now)
 	} else {
 		// The answer must be kept even when the caller has gone away, but
 		// not wait on a store that does not answer.

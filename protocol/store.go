@@ -90,5 +90,6 @@ type claim struct {
 	// The built-in memory store's digests of the same, used instead of key
 	// and fingerprint when store is a memoryStore.
 	memKey, memFingerprint memstore.Digest
-	saved                  bool // Save was called: a claim is saved once
+	memTicket              memstore.Ticket // the memory store's claim, for its Save
+	saved                  bool            // Save was called: a claim is saved once
 }

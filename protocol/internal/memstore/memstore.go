@@ -35,21 +35,23 @@
 //
 // # Shards
 //
-// A store of at least 8 MiB is split into shards by key, one per
-// processor (GOMAXPROCS when the store is made, rounded up to a power of
-// two, at most 16), each with its own lock, its own part of the budget (at
-// least 4 MiB) and its own eviction order, so calls on several cores rarely
-// wait for each other. The locks are held only for the index and the lists,
-// about a tenth of a microsecond a call: digests are computed by the caller,
-// and entries and answer copies are made before a lock is taken and after it
-// is let go. No more shards than processors, because each call's shard is
-// one its processor has likely not touched for several calls, and its lock
-// and index are then fetched from further out in the memory hierarchy: on
-// two processors, 16 shards measured about 1% of a call more than two in
-// one interleaved comparison (docs/PERFORMANCE.md, Results). Keys spread evenly, so the store starts to drop
-// answers early when the fullest shard is full, a little before the whole
-// budget is (1–2.5% before with 16 shards at the default budget and small
-// answers, under 0.5% with 2: TestFillBeforeTheFirstEarlyEviction).
+// A store of at least 8 MiB is split into shards by key, one per processor
+// (GOMAXPROCS when the store is made, rounded up to a power of two, at most
+// 16), each with its own lock, its own part of the budget (at least 4 MiB)
+// and its own eviction order, so calls on several cores rarely wait for
+// each other. The locks are held only for the index and the lists, about a
+// tenth of a microsecond a call: digests are computed by the caller,
+// entries are made before a lock is taken, a repeat's copy of its answer
+// after it is let go, and a Save finds its claim through the [Ticket] its
+// Claim returned instead of looking the key up again. No more shards than
+// processors, because each call's shard is one its processor has likely not
+// touched for several calls, and its lock and index are then fetched from
+// further out in the memory hierarchy: on two processors, 16 shards
+// measured about 1% of a call more than two in one interleaved comparison
+// (docs/PERFORMANCE.md, Results). Keys spread evenly, so the store starts
+// to drop answers early when the fullest shard is full, a little before the
+// whole budget is (1–2.5% before with 16 shards at the default budget and
+// small answers, under 0.5% with 2: TestFillBeforeTheFirstEarlyEviction).
 //
 // # Eviction
 //
@@ -176,7 +178,14 @@ type entry struct {
 	expires     int64  // since the store's base, in nanoseconds: the lease's end while running, the TTL's end once done
 	prev, next  *entry // neighbours in its list
 	done        bool
+	removed     bool // out of the index for good: a Ticket to it is stale
 }
+
+// Ticket is the claim an Acquired [Store.Claim] took, for [Store.Save] to
+// reach without looking the key up again; the zero Ticket makes Save look
+// it up. A Ticket whose entry has since left the store (its lease ended,
+// room was made) is stale, and Save then looks the key up.
+type Ticket struct{ e *entry }
 
 // size is what e is charged against the budget.
 func (e *entry) size() int64 { return int64(cap(e.answer)) + EntryOverhead }
@@ -267,16 +276,17 @@ func (s *Store) since(now time.Time) int64 { return int64(now.Sub(s.base)) }
 
 // Claim claims key for fingerprint for lease, without waiting: see
 // [Status]. A claim whose lease ended without an answer is given to the
-// caller. The answer returned with Done is a copy the caller owns.
+// caller. The answer returned with Done is a copy the caller owns; the
+// Ticket returned with Acquired is for the Save of the answer.
 //
 // now is the time of the call, which the caller reads (the store reads no
 // clock; the core passes the reading it already took for the request). Every
 // call to one store must pass times of one clock: time.Now's (readings
 // with a monotonic part, so a step of the wall clock moves no lease), or a
 // test's that starts near the time the store was made (see since).
-func (s *Store) Claim(key, fingerprint Digest, lease time.Duration, now time.Time) (Status, []byte, error) {
+func (s *Store) Claim(key, fingerprint Digest, lease time.Duration, now time.Time) (Status, []byte, Ticket, error) {
 	if lease <= 0 {
-		return 0, nil, fmt.Errorf("median: memory store: the lease must be positive, got %s", lease)
+		return 0, nil, Ticket{}, fmt.Errorf("median: memory store: the lease must be positive, got %s", lease)
 	}
 	e := &entry{key: key, fingerprint: fingerprint} // made before the lock; unused unless acquired
 	at := s.since(now)
@@ -296,7 +306,7 @@ func (s *Store) Claim(key, fingerprint Digest, lease time.Duration, now time.Tim
 		if answer != nil {
 			answer = bytes.Clone(answer) // a kept answer is never written to: copy it unlocked
 		}
-		return status, answer, nil
+		return status, answer, Ticket{}, nil
 	}
 	e.expires = deadline(at, lease)
 	evicted := sh.makeRoom(e.size(), at)
@@ -305,7 +315,7 @@ func (s *Store) Claim(key, fingerprint Digest, lease time.Duration, now time.Tim
 	if evicted > 0 {
 		s.unreported.Add(int64(evicted))
 	}
-	return Acquired, nil, nil
+	return Acquired, nil, Ticket{e}, nil
 }
 
 // Save stores answer for key for ttl, unless key holds an answer already
@@ -320,7 +330,11 @@ func (s *Store) Claim(key, fingerprint Digest, lease time.Duration, now time.Tim
 // call (the core hands over an answer it encoded for the call; a caller
 // that keeps writing to its slice passes bytes.Clone of it). It is charged
 // cap(answer), so a slice with spare capacity costs that too.
-func (s *Store) Save(key, fingerprint Digest, answer []byte, ttl time.Duration, now time.Time) (evicted int, err error) {
+//
+// t is the Ticket that key's Claim returned, or the zero Ticket: with a
+// Ticket that is not stale Save finds the claim without looking key up, and
+// a claim whose lease has ended becomes the answer as a new entry would.
+func (s *Store) Save(key, fingerprint Digest, t Ticket, answer []byte, ttl time.Duration, now time.Time) (evicted int, err error) {
 	if ttl <= 0 {
 		return 0, fmt.Errorf("median: memory store: the TTL must be positive, got %s", ttl)
 	}
@@ -334,7 +348,10 @@ func (s *Store) Save(key, fingerprint Digest, answer []byte, ttl time.Duration, 
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	sh.sweep(at)
-	e := sh.live(key, at)
+	e := t.e // the claim, still in the index: its lease may have ended, and then the claim becomes the answer as well as a new entry would
+	if e == nil || e.removed {
+		e = sh.live(key, at)
+	}
 	if e != nil && (e.done || e.fingerprint != fingerprint) {
 		return evicted, nil // the first answer wins; another body's live claim stays
 	}
@@ -432,6 +449,7 @@ func (sh *shard) add(e *entry, l *list) {
 // remove takes e out of the index and its list, and refunds it.
 func (sh *shard) remove(e *entry) {
 	delete(sh.entries, e.key)
+	e.removed = true
 	if e.done {
 		sh.done.unlink(e)
 	} else {

@@ -43,12 +43,15 @@ func (s testStore) now() time.Time {
 	return s.clock.Now()
 }
 
+// Claim claims as Store.Claim does and keeps no Ticket: the tests' Saves
+// look their keys up, except those of TestSaveWithTicket.
 func (s testStore) Claim(k, fingerprint Digest, lease time.Duration) (Status, []byte, error) {
-	return s.Store.Claim(k, fingerprint, lease, s.now())
+	st, answer, _, err := s.Store.Claim(k, fingerprint, lease, s.now())
+	return st, answer, err
 }
 
 func (s testStore) Save(k, fingerprint Digest, answer []byte, ttl time.Duration) (int, error) {
-	return s.Store.Save(k, fingerprint, answer, ttl, s.now())
+	return s.Store.Save(k, fingerprint, Ticket{}, answer, ttl, s.now())
 }
 
 // newClocked returns a store on a settable clock (see clocked), with as
@@ -166,6 +169,34 @@ func TestLongestLeaseAndTTL(t *testing.T) {
 	c.Add(24 * time.Hour)
 	require.Equal(t, Done, claim(t, s, key(1), fp, time.Minute), "the answer is still kept")
 	require.Equal(t, Conflict, claim(t, s, key(1), other, time.Minute))
+}
+
+// TestSaveWithTicket: a Save given the Ticket of its claim keeps the
+// answer as one that looks the key up does, and a stale Ticket (its claim
+// taken over by another body after its lease ended) changes nothing.
+func TestSaveWithTicket(t *testing.T) {
+	s, c := newClocked(0)
+	st, _, ticket, err := s.Store.Claim(key(1), fp, time.Minute, c.Now())
+	require.NoError(t, err)
+	require.Equal(t, Acquired, st)
+	one := []byte("one")
+	_, err = s.Store.Save(key(1), fp, ticket, one, time.Hour, c.Now())
+	require.NoError(t, err)
+	require.Equal(t, Done, claim(t, s, key(1), fp, time.Minute), "the answer is kept")
+	require.Equal(t, 1, s.Len(), "the claim became the answer")
+
+	// The lease ends and another body takes the key over; the first
+	// claim's late Save must leave the new claim alone.
+	_, _, stale, err := s.Store.Claim(key(2), fp, time.Minute, c.Now())
+	require.NoError(t, err)
+	c.Add(2 * time.Minute)
+	require.Equal(t, Acquired, claim(t, s, key(2), other, time.Minute), "an ended lease is handed over")
+	_, err = s.Store.Save(key(2), fp, stale, []byte("late"), time.Hour, c.Now())
+	require.NoError(t, err)
+	require.Equal(t, Running, claim(t, s, key(2), other, time.Minute), "the other body's claim stays")
+	require.Equal(t, Conflict, claim(t, s, key(2), fp, time.Minute))
+	require.Equal(t, 2, s.Len())
+	require.Equal(t, int64(2*EntryOverhead+cap(one)), s.Bytes(), "an answer and a claim, each charged once")
 }
 
 func TestExpiredEntriesAreDropped(t *testing.T) {
@@ -407,10 +438,11 @@ func BenchmarkClaimSave(b *testing.B) {
 					b.StartTimer()
 				}
 				k, fp := s.SumString(ids[i]), s.Fingerprint(body)
-				if _, _, err := s.Claim(k, fp, time.Minute, now()); err != nil {
+				_, _, ticket, err := s.Claim(k, fp, time.Minute, now())
+				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := s.Save(k, fp, answer, 10*time.Minute, now()); err != nil {
+				if _, err := s.Save(k, fp, ticket, answer, 10*time.Minute, now()); err != nil {
 					b.Fatal(err)
 				}
 				i++
