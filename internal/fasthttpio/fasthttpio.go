@@ -3,10 +3,13 @@
 // rather than net/http: fiber v2 and v3.
 //
 // fasthttp reuses a request's buffers once its handler returns, so nothing
-// handed to the core may alias them: the body goes to the core as a reader,
-// which the core copies into its own buffer (only after the header checks,
-// never past its limit), and the method and signature are copied. The
-// answer is copied into fasthttp's response.
+// handed to the core may alias them: the body is copied once for the core
+// (a body over the core's default limit, or a streamed one, goes as a
+// reader, which the core reads into its own buffer only after the header
+// checks and never past its limit), and the method and signature are
+// copied. The answer is not copied: fasthttp's response shares the core's
+// bytes (SetBodyRaw), which the in-process replay store also keeps for
+// repeats, so nothing may write into the response's body in place.
 package fasthttpio
 
 import (
@@ -116,8 +119,10 @@ func Method(m string) string {
 
 // Write puts resp in res: the status, Content-Type application/json, the
 // Allow header on 405 and the body, which res then shares (not copied; the
-// core never writes to an answer it returned). The zero Response (a second answer
-// to one call) writes nothing, so the first answer stands.
+// core never writes to an answer it returned, and the replay store may keep
+// these very bytes, so res.Body() must not be written into in place). The
+// zero Response (a second answer to one call) writes nothing, so the first
+// answer stands.
 func Write(res *fasthttp.Response, resp protocol.Response) {
 	if resp.Status == 0 {
 		return
