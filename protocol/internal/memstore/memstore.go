@@ -24,9 +24,10 @@
 // the answer it is given, not a copy (see [Store.Save]), and the core
 // allocates each answer so that its capacity is the whole allocation the
 // Go runtime made (the length rounded up to its size class or page), so
-// the charge follows the heap, not the JSON length. EntryOverhead covers the entry's own struct, its two digests and
-// its share of the index (a Go map); it was measured (see
-// TestEntryOverheadCoversTheHeap) and is checked by that test.
+// the charge follows the heap, not the JSON length. EntryOverhead covers
+// the entry's own struct, its two digests and its share of the index (a Go
+// map); it was measured (see TestEntryOverheadCoversTheHeap) and is
+// checked by that test.
 //
 // A Go map never gives memory back when entries are deleted, so each shard
 // rebuilds its index when the number of entries falls to half of what the
@@ -183,8 +184,10 @@ type entry struct {
 
 // Ticket is the claim an Acquired [Store.Claim] took, for [Store.Save] to
 // reach without looking the key up again; the zero Ticket makes Save look
-// it up. A Ticket whose entry has since left the store (its lease ended,
-// room was made) is stale, and Save then looks the key up.
+// it up. A Ticket whose entry has since left the store (dropped once its
+// lease ended, by a sweep or by a Claim of its key, or to make room) is
+// stale, and Save then looks the key up; a claim whose lease ended but
+// that is still in the store is reached through its Ticket all the same.
 type Ticket struct{ e *entry }
 
 // size is what e is charged against the budget.
