@@ -60,7 +60,9 @@
 //     framework already holds), without decoding anything.
 //   - To answer with the Handler's own tools, call [Handler.Serve] and write
 //     the [Response]: its Status, Content-Type application/json, Allow when
-//     set, and Body. A Response with Status 0 is not written.
+//     set, and Body. A Response with Status 0 is not written. Body may be
+//     sent without a copy but never written into: the in-process replay
+//     store keeps those very bytes for repeats of the call.
 //   - For middleware mode, call [Handler.Verify]. When it returns false,
 //     write its Response and stop. Otherwise run the app's handlers with the
 //     returned context reachable from the framework's context (so that

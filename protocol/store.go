@@ -64,6 +64,8 @@ type Store interface {
 	// do). The first answer wins; a live claim of another fingerprint is kept.
 	// An answer the store cannot keep at all (larger than its whole budget)
 	// counts as dropped too, since its toolCallId could then run again.
+	// answer is the body about to be sent: read it, never write into it,
+	// and keep a copy of it rather than the slice (storetest checks that).
 	Save(ctx context.Context, key, fingerprint string, answer []byte, ttl time.Duration) (evicted int, err error)
 }
 
