@@ -351,8 +351,11 @@ func (s *Store) Save(key, fingerprint Digest, t Ticket, answer []byte, ttl time.
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	sh.sweep(at)
-	e := t.e // the claim, still in the index: its lease may have ended, and then the claim becomes the answer as well as a new entry would
-	if e == nil || e.removed {
+	// The Ticket's claim, while it is in the index (its lease may have
+	// ended: it then becomes the answer as a new entry would); a Ticket of
+	// another key would be another shard's.
+	e := t.e
+	if e == nil || e.removed || e.key != key {
 		e = sh.live(key, at)
 	}
 	if e != nil && (e.done || e.fingerprint != fingerprint) {
