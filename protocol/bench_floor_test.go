@@ -261,3 +261,32 @@ func BenchmarkTypedCall(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTypedCallPaired is BenchmarkTypedCall's 1 KiB call through
+// Handler.Serve with the default store (median) against its by-hand
+// endpoint (byhand), as a paired measurement (testsupport.Paired): both
+// serve the same 1,024 distinct signed calls in alternating blocks of 16,
+// byhand from their body bytes. The store is replaced, untimed, after each
+// round of 1,024 calls, so no call is answered from it. It reports
+// median/byhand.
+func BenchmarkTypedCallPaired(b *testing.B) {
+	reqs := quoteOrderCalls(1024, orderInputJSON(1<<10))
+	h := benchHandler(b, Config{Tools: []*Tool{quoteOrderTool()}})
+	f := newFloorMAC()
+	ctx := context.Background()
+	median := func(i int) {
+		if resp := h.Serve(ctx, reqs[i%len(reqs)]); resp.Status != 200 || resp.code != "" || resp.replayed {
+			b.Fatalf("%d %.200s", resp.Status, resp.Body)
+		}
+	}
+	byhand := func(i int) {
+		if err := f.byHand(reqs[i%len(reqs)].BodyBytes); err != nil {
+			b.Fatal(err)
+		}
+	}
+	testsupport.Paired(b, 16, [2]string{"median", "byhand"}, [2]func(int){median, byhand}, func(next int) {
+		if next > 0 && next%len(reqs) == 0 {
+			h.cfg.Store = newMemoryStore(0, nil)
+		}
+	})
+}
