@@ -273,12 +273,7 @@ func BenchmarkTypedCallPaired(b *testing.B) {
 	reqs := quoteOrderCalls(1024, orderInputJSON(1<<10))
 	h := benchHandler(b, Config{Tools: []*Tool{quoteOrderTool()}})
 	f := newFloorMAC()
-	ctx := context.Background()
-	median := func(i int) {
-		if resp := h.Serve(ctx, reqs[i%len(reqs)]); resp.Status != 200 || resp.code != "" || resp.replayed {
-			b.Fatalf("%d %.200s", resp.Status, resp.Body)
-		}
-	}
+	median := func(i int) { serveNew(b, h, reqs[i%len(reqs)]) }
 	byhand := func(i int) {
 		if err := f.byHand(reqs[i%len(reqs)].BodyBytes); err != nil {
 			b.Fatal(err)

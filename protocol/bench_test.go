@@ -139,11 +139,19 @@ func BenchmarkDecodeBind(b *testing.B) {
 	}
 }
 
+// serveNew serves req, a call whose toolCallId h's store does not hold,
+// and fails b unless it is answered with a result that did not come from
+// the store.
+func serveNew(b *testing.B, h *Handler, req Request) {
+	if resp := h.Serve(context.Background(), req); resp.Status != 200 || resp.code != "" || resp.replayed {
+		b.Fatalf("%d %.200s", resp.Status, resp.Body)
+	}
+}
+
 // serveUnique serves reqs in turn, each with its own toolCallId, and gives h
 // a fresh memory store (untimed) after each round when it has one, so every
 // call claims a new id and none is answered from the store.
 func serveUnique(b *testing.B, h *Handler, reqs []Request) {
-	ctx := context.Background()
 	i := 0
 	for b.Loop() {
 		if i == len(reqs) {
@@ -154,9 +162,7 @@ func serveUnique(b *testing.B, h *Handler, reqs []Request) {
 				b.StartTimer()
 			}
 		}
-		if resp := h.Serve(ctx, reqs[i]); resp.Status != 200 || resp.code != "" || resp.replayed {
-			b.Fatalf("%d %.200s", resp.Status, resp.Body)
-		}
+		serveNew(b, h, reqs[i])
 		i++
 	}
 }
@@ -242,13 +248,8 @@ func BenchmarkTypedCallStorePaired(b *testing.B) {
 	reqs := quoteOrderCalls(1024, orderInputJSON(1<<10))
 	with := benchHandler(b, Config{Tools: []*Tool{tool}})
 	without := benchHandler(b, Config{Tools: []*Tool{tool}, DisableReplayProtection: true})
-	ctx := context.Background()
 	serve := func(h *Handler) func(int) {
-		return func(i int) {
-			if resp := h.Serve(ctx, reqs[i%len(reqs)]); resp.Status != 200 || resp.code != "" || resp.replayed {
-				b.Fatalf("%d %.200s", resp.Status, resp.Body)
-			}
-		}
+		return func(i int) { serveNew(b, h, reqs[i%len(reqs)]) }
 	}
 	testsupport.Paired(b, 16, [2]string{"store", "nostore"}, [2]func(int){serve(with), serve(without)}, func(next int) {
 		if next > 0 && next%len(reqs) == 0 {
@@ -283,11 +284,7 @@ func BenchmarkTypedCallStoreInUse(b *testing.B) {
 				}
 			}
 			serve := func(h *Handler) func(int) {
-				return func(i int) {
-					if resp := h.Serve(ctx, reqs[i%len(reqs)]); resp.Status != 200 || resp.code != "" || resp.replayed {
-						b.Fatalf("%d %.200s", resp.Status, resp.Body)
-					}
-				}
+				return func(i int) { serveNew(b, h, reqs[i%len(reqs)]) }
 			}
 			testsupport.Paired(b, 16, [2]string{"store", "nostore"}, [2]func(int){serve(with), serve(without)}, nil)
 			if early := with.stats.evicted.Load(); early > 0 {
