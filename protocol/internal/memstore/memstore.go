@@ -344,7 +344,6 @@ func (s *Store) Save(key, fingerprint Digest, t Ticket, answer []byte, ttl time.
 	if s.unreported.Load() != 0 {
 		evicted = int(s.unreported.Swap(0))
 	}
-	kept := answer
 	at := s.since(now)
 	s.sweepAll(at)
 	sh := s.shard(key)
@@ -362,7 +361,7 @@ func (s *Store) Save(key, fingerprint Digest, t Ticket, answer []byte, ttl time.
 		return evicted, nil // the first answer wins; another body's live claim stays
 	}
 	if e == nil { // the lease ended and nobody took over: keep the answer anyway
-		e = &entry{key: key, fingerprint: fingerprint, answer: kept, done: true, expires: deadline(at, ttl)}
+		e = &entry{key: key, fingerprint: fingerprint, answer: answer, done: true, expires: deadline(at, ttl)}
 		if e.size() > sh.max {
 			return evicted + 1, nil
 		}
@@ -372,14 +371,14 @@ func (s *Store) Save(key, fingerprint Digest, t Ticket, answer []byte, ttl time.
 	}
 	// The claim becomes the answer: it moves from the claims to the back of
 	// the answers and stays in the index.
-	grown := int64(cap(kept))
+	grown := int64(cap(answer))
 	if e.size()+grown > sh.max {
 		sh.remove(e)
 		return evicted + 1, nil
 	}
 	sh.running.unlink(e) // in no list while room is made, so it cannot be dropped
 	evicted += sh.makeRoom(grown, at)
-	e.answer, e.done, e.expires = kept, true, deadline(at, ttl)
+	e.answer, e.done, e.expires = answer, true, deadline(at, ttl)
 	sh.done.pushBack(e)
 	sh.used += grown
 	return evicted, nil
