@@ -273,15 +273,10 @@ func BenchmarkTypedCallPaired(b *testing.B) {
 	reqs := quoteOrderCalls(1024, orderInputJSON(1<<10))
 	h := benchHandler(b, Config{Tools: []*Tool{quoteOrderTool()}})
 	f := newFloorMAC()
-	median := func(i int) { serveNew(b, h, reqs[i%len(reqs)]) }
 	byhand := func(i int) {
 		if err := f.byHand(reqs[i%len(reqs)].BodyBytes); err != nil {
 			b.Fatal(err)
 		}
 	}
-	testsupport.Paired(b, 16, [2]string{"median", "byhand"}, [2]func(int){median, byhand}, func(next int) {
-		if next > 0 && next%len(reqs) == 0 {
-			h.cfg.Store = newMemoryStore(0, nil)
-		}
-	})
+	testsupport.Paired(b, 16, [2]string{"median", "byhand"}, [2]func(int){pairedSide(b, h, reqs), byhand}, newStoreEachRound(h, len(reqs)))
 }

@@ -139,12 +139,38 @@ func BenchmarkDecodeBind(b *testing.B) {
 	}
 }
 
+// freshResult returns an error unless resp is a result that did not come
+// from the replay store: what every benchmark here serving a new
+// toolCallId must get.
+func freshResult(resp Response) error {
+	if resp.Status != 200 || resp.code != "" || resp.replayed {
+		return fmt.Errorf("%d %.200s", resp.Status, resp.Body)
+	}
+	return nil
+}
+
 // serveNew serves req, a call whose toolCallId h's store does not hold,
-// and fails b unless it is answered with a result that did not come from
-// the store.
+// and fails b unless it gets a fresh result (freshResult).
 func serveNew(b *testing.B, h *Handler, req Request) {
-	if resp := h.Serve(context.Background(), req); resp.Status != 200 || resp.code != "" || resp.replayed {
-		b.Fatalf("%d %.200s", resp.Status, resp.Body)
+	if err := freshResult(h.Serve(context.Background(), req)); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// pairedSide is one side of a paired benchmark over reqs: the i-th call it
+// serves is reqs[i%len(reqs)], through h (serveNew).
+func pairedSide(b *testing.B, h *Handler, reqs []Request) func(int) {
+	return func(i int) { serveNew(b, h, reqs[i%len(reqs)]) }
+}
+
+// newStoreEachRound is a paired benchmark's between: it gives h a new
+// memory store, untimed, before each round of n calls but the first, so no
+// call is answered from the store.
+func newStoreEachRound(h *Handler, n int) func(next int) {
+	return func(next int) {
+		if next > 0 && next%n == 0 {
+			h.cfg.Store = newMemoryStore(0, nil)
+		}
 	}
 }
 
@@ -201,12 +227,7 @@ func BenchmarkTypedCallParallel(b *testing.B) {
 			h := benchHandler(b, Config{Tools: []*Tool{tool}, DisableReplayProtection: impl.noReplay})
 			ctx := context.Background()
 			parallelCalls(b, input, func() func(Request) error {
-				return func(req Request) error {
-					if resp := h.Serve(ctx, req); resp.Status != 200 || resp.code != "" || resp.replayed {
-						return fmt.Errorf("%d %.200s", resp.Status, resp.Body)
-					}
-					return nil
-				}
+				return func(req Request) error { return freshResult(h.Serve(ctx, req)) }
 			})
 		})
 	}
@@ -248,14 +269,8 @@ func BenchmarkTypedCallStorePaired(b *testing.B) {
 	reqs := quoteOrderCalls(1024, orderInputJSON(1<<10))
 	with := benchHandler(b, Config{Tools: []*Tool{tool}})
 	without := benchHandler(b, Config{Tools: []*Tool{tool}, DisableReplayProtection: true})
-	serve := func(h *Handler) func(int) {
-		return func(i int) { serveNew(b, h, reqs[i%len(reqs)]) }
-	}
-	testsupport.Paired(b, 16, [2]string{"store", "nostore"}, [2]func(int){serve(with), serve(without)}, func(next int) {
-		if next > 0 && next%len(reqs) == 0 {
-			with.cfg.Store = newMemoryStore(0, nil)
-		}
-	})
+	testsupport.Paired(b, 16, [2]string{"store", "nostore"}, [2]func(int){pairedSide(b, with, reqs), pairedSide(b, without, reqs)},
+		newStoreEachRound(with, len(reqs)))
 }
 
 // BenchmarkTypedCallStoreInUse is BenchmarkTypedCallStorePaired against a
@@ -283,10 +298,7 @@ func BenchmarkTypedCallStoreInUse(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			serve := func(h *Handler) func(int) {
-				return func(i int) { serveNew(b, h, reqs[i%len(reqs)]) }
-			}
-			testsupport.Paired(b, 16, [2]string{"store", "nostore"}, [2]func(int){serve(with), serve(without)}, nil)
+			testsupport.Paired(b, 16, [2]string{"store", "nostore"}, [2]func(int){pairedSide(b, with, reqs), pairedSide(b, without, reqs)}, nil)
 			if early := with.stats.evicted.Load(); early > 0 {
 				b.Fatalf("%d answers were dropped early: the store is over its budget", early)
 			}
