@@ -87,7 +87,6 @@ func sendReadingAtOnce(t *testing.T, addr string, req *http.Request) *http.Respo
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
-	t.Cleanup(func() { conn.Close() })
 	written := make(chan struct{})
 	go func() {
 		defer close(written)

@@ -23,9 +23,9 @@ var pairedClock = time.Now
 // their totals as <names[0]>/<names[1]> (what to read, across counts, with
 // benchstat), and their mean as ns/op. Sequential sub-benchmarks on this
 // project's shared machine spread widely per sample; the ratio of a pair
-// spreads far less (docs/PERFORMANCE.md, Method, gives both). Allocations, which -benchmem would count per pair
-// of blocks and for both sides together, are for the sequential
-// benchmarks to give.
+// spreads far less (docs/PERFORMANCE.md, Method, gives both).
+// Allocations, which -benchmem would count per pair of blocks and for both
+// sides together, are for the sequential benchmarks to give.
 func Paired(b *testing.B, block int, names [2]string, serve [2]func(i int), between func(next int)) {
 	b.Helper()
 	var took [2]time.Duration
