@@ -237,6 +237,9 @@ func TestVerifySignatureIsTheWholeCheck(t *testing.T) {
 		})
 	}
 	t.Run("no allocation when good", func(t *testing.T) {
+		if boringCrypto {
+			t.Skip("BoringCrypto's SHA-256 allocates its state; the results above are checked all the same")
+		}
 		allocs := testing.AllocsPerRun(100, func() {
 			if err := VerifySignature(good, body, testNow, defaultTolerance, k); err != nil {
 				t.Fatal(err)

@@ -1,0 +1,5 @@
+//go:build !boringcrypto
+
+package protocol
+
+const boringCrypto = false
