@@ -290,7 +290,7 @@ func (h *Handler) reportStore(ctx context.Context, r *Report) {
 	reachable := err == nil
 	r.Store.Reachable = &reachable
 	if err != nil {
-		h.cfg.Logger.WarnContext(ctx, "median: diagnostics: the replay store did not answer its probe", "kind", r.Store.Kind, "error", err)
+		h.cfg.Logger.WarnContext(ctx, "median: diagnostics: the replay store did not answer its probe", "kind", r.Store.Kind, "error", errorText(err))
 	}
 }
 
@@ -306,12 +306,12 @@ func (h *Handler) reportApp(ctx context.Context) json.RawMessage {
 		raw, err := protect(h, ctx, "Config.Diagnostics", nil, func() (json.RawMessage, error) {
 			v, err := h.cfg.Diagnostics(ctx)
 			if err != nil {
-				h.cfg.Logger.WarnContext(ctx, "median: Config.Diagnostics failed", "error", err)
+				h.cfg.Logger.WarnContext(ctx, "median: Config.Diagnostics failed", "error", errorText(err))
 				return appError("Config.Diagnostics failed; the server's log has its error"), nil
 			}
 			raw, err := json.Marshal(v)
 			if err != nil {
-				h.cfg.Logger.WarnContext(ctx, "median: what Config.Diagnostics returned cannot be encoded as JSON", "error", err)
+				h.cfg.Logger.WarnContext(ctx, "median: what Config.Diagnostics returned cannot be encoded as JSON", "error", errorText(err))
 				return appError("what Config.Diagnostics returned cannot be encoded as JSON"), nil
 			}
 			return raw, nil
