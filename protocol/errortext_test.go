@@ -70,7 +70,9 @@ func (panickyMarshaler) MarshalJSON() ([]byte, error) { return nil, panickyError
 // whose Error method panics (a key source's, a store's, a body reader's,
 // Config.Diagnostics', a MarshalJSON's) is logged as text saying so, so an
 // app's slog.Handler that formats errors without recovering never sees
-// it; the request is answered as for any other such error.
+// it; the request is answered as for any other such error. An
+// interceptor's error whose As panics fails the call like a panic in the
+// interceptor.
 func TestUserErrorsWhoseErrorPanics(t *testing.T) {
 	ctx := context.Background()
 	// logged asserts that the line with msg carries the error as text.
@@ -168,6 +170,17 @@ func TestUserErrorsWhoseErrorPanics(t *testing.T) {
 		require.NotPanics(t, func() { resp = h.Serve(ctx, req) })
 		requireError(t, resp, http.StatusBadRequest, CodeInvalidBody)
 		logged(t, logs, "could not be read")
+	})
+	t.Run("an interceptor's error", func(t *testing.T) {
+		logger, logs := newCheckingLogger(t)
+		ic := func(context.Context, *Call, *Tool) error { return panickyError{} }
+		h, _ := newHandler(t, Config{Logger: logger, Tools: []*Tool{echoTool(nil)}, Interceptors: []Interceptor{ic}})
+		var resp Response
+		require.NotPanics(t, func() { resp = h.Serve(ctx, post(toolCall("echo", "ic_1", `{"orderId":1}`))) })
+		assert.Equal(t, "tool echo failed unexpectedly", requireError(t, resp, http.StatusOK, CodeExecutionFailed))
+		lines := logs.find(t, "an interceptor panicked")
+		require.Len(t, lines, 1)
+		assert.Contains(t, lines[0]["panic"], "As exploded")
 	})
 }
 
