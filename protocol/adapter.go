@@ -38,10 +38,11 @@ type Response struct {
 	Body   []byte // the JSON answer; write it as it is, never into it (the replay store may keep it)
 	Allow  string // the Allow header's value, set on 405 only
 
-	code     Code   // for the observer and the log
-	refusal  string // the refusal's reason, when the answer is a refusal result
-	replayed bool   // the answer came from the replay store
-	evicted  int    // answers the replay store dropped early to keep this one
+	code        Code   // for the observer and the log
+	refusal     string // the refusal's reason, when the answer is a refusal result
+	replayed    bool   // the answer came from the replay store
+	offContract bool   // the app's handlers answered on their own (Settle's written): the agent got their response, not Body
+	evicted     int    // answers the replay store dropped early to keep this one
 }
 
 // write writes the response to w; the zero Response writes nothing.
@@ -166,7 +167,9 @@ func Settle(ctx context.Context, written int, recovered any) Response {
 		if st.answered.Swap(true) {
 			return Response{}
 		}
-		resp := h.finish(ctx, st, errorResponse(failedUnexpectedly(call.Tool)))
+		resp := errorResponse(failedUnexpectedly(call.Tool))
+		resp.offContract = written != 0
+		resp = h.finish(ctx, st, resp)
 		if written != 0 {
 			return Response{}
 		}
@@ -175,7 +178,9 @@ func Settle(ctx context.Context, written int, recovered any) Response {
 	if !st.answered.CompareAndSwap(false, true) {
 		return Response{}
 	}
-	resp := h.finish(ctx, st, errorResponse(newError(CodeExecutionFailed, "the server's handler did not answer this call")))
+	resp := errorResponse(newError(CodeExecutionFailed, "the server's handler did not answer this call"))
+	resp.offContract = written != 0
+	resp = h.finish(ctx, st, resp)
 	if written != 0 {
 		h.warnOffContract(ctx, call, written)
 		return Response{}

@@ -117,7 +117,7 @@ func (h *Handler) encodeResult(ctx context.Context, tool string, v any, budget i
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {
-		h.cfg.Logger.ErrorContext(ctx, "median: result is not JSON-encodable", "tool", tool, "error", err)
+		h.cfg.Logger.ErrorContext(ctx, "median: result is not JSON-encodable", "tool", tool, "error", errorText(err))
 		return errorResponse(errorf(CodeExecutionFailed, "tool %s returned a result that cannot be encoded as JSON", tool))
 	}
 	raw = h.checkHints(ctx, tool, raw)

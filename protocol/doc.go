@@ -45,8 +45,10 @@
 // a plain-text body) is the app's choice: it is sent as written, but
 // Median's agent reads it as the tool not answering. The Handler logs a
 // warning naming its status (at most one line every ten seconds, with the
-// count of those held back) and keeps execution_failed for the call's
-// toolCallId, so a repeat is answered at once.
+// count of those held back), counts it in the diagnostics report as the
+// tool's offContract, not as a failure (PROTOCOL.md §10), and keeps
+// execution_failed for the call's toolCallId, so a repeat is answered at
+// once.
 //
 // # Writing an adapter
 //

@@ -281,7 +281,7 @@ func (h *Handler) readBody(ctx context.Context, req Request) ([]byte, *Error) {
 			return buf, nil
 		}
 		if err != nil {
-			h.cfg.Logger.InfoContext(ctx, "median: the request body could not be read", "read", len(buf), "error", err)
+			h.cfg.Logger.InfoContext(ctx, "median: the request body could not be read", "read", len(buf), "error", errorText(err))
 			return nil, newError(CodeInvalidBody, "the body could not be read to its end: the client stopped sending it or the connection failed")
 		}
 	}

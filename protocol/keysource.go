@@ -76,7 +76,7 @@ func readKeySource(source func(context.Context) ([]string, error)) func(context.
 		keys, err := source(ctx)
 		if err != nil {
 			// Its text may hold anything: it goes to the log only.
-			return readKeys{err: newError(CodeMissingSecret, "Config.KeySource returned an error, so no key could be read; the server's log has it"), detail: []any{"error", err}}
+			return readKeys{err: newError(CodeMissingSecret, "Config.KeySource returned an error, so no key could be read; the server's log has it"), detail: []any{"error", errorText(err)}}
 		}
 		if len(keys) == 0 {
 			return readKeys{err: newError(CodeMissingSecret, "Config.KeySource returned no key: return the key from Median's dashboard first, then any key being retired")}

@@ -27,14 +27,20 @@ type Interceptor func(ctx context.Context, call *Call, tool *Tool) error
 func (h *Handler) intercept(ctx context.Context, st *callState) (resp Response, ok bool) {
 	for _, chain := range [2][]Interceptor{h.cfg.Interceptors, st.tool.interceptors} {
 		for _, ic := range chain {
+			// The error's As method is user code too: it runs under the
+			// interceptor's protection (its Error method under
+			// encodeAnswer's).
 			_, err := protect(h, ctx, "an interceptor", st.call, func() (struct{}, error) {
-				return struct{}{}, ic(ctx, st.call, st.tool)
+				err := ic(ctx, st.call, st.tool)
+				if err != nil {
+					var refusal *Refusal
+					if !errors.As(err, &refusal) {
+						err = opaqueError{err}
+					}
+				}
+				return struct{}{}, err
 			})
 			if err != nil {
-				var refusal *Refusal
-				if !errors.As(err, &refusal) && !errors.Is(err, errPanicked) {
-					err = opaqueError{err}
-				}
 				return h.encodeAnswer(ctx, st, nil, err), false
 			}
 		}

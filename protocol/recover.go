@@ -37,6 +37,23 @@ func (h *Handler) logPanic(ctx context.Context, what string, call *Call, p any) 
 	h.cfg.Logger.ErrorContext(ctx, "median: "+what+" panicked", args...)
 }
 
+// errorText is err's message, for the log. An error from code the core
+// does not own (a key source, a store, a request body's reader,
+// Config.Diagnostics, a result's MarshalJSON) may have an Error method
+// that panics, and a slog.Handler of the app's that formats the error
+// without recovering would then take the server down: the core logs such
+// an error as this text, never as the error itself. A panic in Error is
+// recovered and described instead. (An error whose message goes into an answer is
+// formatted inside protect, like the code that returned it.)
+func errorText(err error) (text string) {
+	defer func() {
+		if p := recover(); p != nil {
+			text = fmt.Sprintf("(the Error method of this %T panicked: %v)", err, p)
+		}
+	}()
+	return err.Error()
+}
+
 // runWithin runs f in its own goroutine under a deadline d from ctx and
 // returns what it gave, or, when the deadline passes or ctx ends first,
 // the context's error (context.DeadlineExceeded for the deadline). It is

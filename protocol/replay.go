@@ -129,7 +129,7 @@ func (h *Handler) runClaimed(ctx context.Context, st *callState, store claimRunn
 			return c.status, c.answer, err
 		}
 		if err != nil {
-			h.cfg.Logger.ErrorContext(ctx, "median: replay store could not commit the call's transaction; the tool's writes and its answer were rolled back", "tool", st.call.Tool, "toolCallId", st.call.ToolCallID, "error", err)
+			h.cfg.Logger.ErrorContext(ctx, "median: replay store could not commit the call's transaction; the tool's writes and its answer were rolled back", "tool", st.call.Tool, "toolCallId", st.call.ToolCallID, "error", errorText(err))
 			if resp.code == "" && resp.refusal == "" {
 				resp = errorResponse(newError(CodeExecutionFailed, msgNotCommitted))
 			}
@@ -182,11 +182,11 @@ func (h *Handler) waitClaim(ctx context.Context, st *callState, lease time.Durat
 		case err != nil && st.tool.readOnly:
 			h.stats.claimFailed()
 			h.stats.readOnlyRun()
-			h.cfg.Logger.WarnContext(ctx, "median: replay store failed; the read-only tool runs and its answer is not kept", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
+			h.cfg.Logger.WarnContext(ctx, "median: replay store failed; the read-only tool runs and its answer is not kept", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", errorText(err))
 			return Response{}, claimUnkept
 		case err != nil:
 			h.stats.claimFailed()
-			h.cfg.Logger.ErrorContext(ctx, "median: replay store failed; the tool was not run", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
+			h.cfg.Logger.ErrorContext(ctx, "median: replay store failed; the tool was not run", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", errorText(err))
 			return errorResponse(newError(CodeExecutionFailed, msgStoreFailed)), claimAnswered
 		case status == ClaimAcquired:
 			return Response{}, claimAcquired
@@ -301,7 +301,7 @@ func (h *Handler) save(ctx context.Context, st *callState, resp Response, now ti
 	}
 	if err != nil {
 		slow = true
-		h.cfg.Logger.ErrorContext(ctx, "median: replay store could not save the answer; a repeat of this call may run the tool again", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", err)
+		h.cfg.Logger.ErrorContext(ctx, "median: replay store could not save the answer; a repeat of this call may run the tool again", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", errorText(err))
 	}
 	if evicted > 0 {
 		slow = true

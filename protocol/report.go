@@ -99,12 +99,16 @@ type Report struct {
 	// (refusals include the risk floor's and rate limits'), the 50th and
 	// 99th percentiles of its recent calls' durations, and its last
 	// execution_failed or invalid_input answer, as the agent got it.
+	// OffContract counts the calls the app's own handlers answered outside
+	// the contract (see "Handler chains" in the package doc); it is
+	// absent from the JSON while 0.
 	Tools map[string]struct {
 		Calls        int64 `json:"calls"`
 		Results      int64 `json:"results"`
 		Refusals     int64 `json:"refusals"`
 		Failed       int64 `json:"failed"`
 		InvalidInput int64 `json:"invalidInput"`
+		OffContract  int64 `json:"offContract,omitzero"`
 		P50Ms        int64 `json:"p50Ms"`
 		P99Ms        int64 `json:"p99Ms"`
 		LastFailure  struct {
@@ -212,7 +216,7 @@ func (h *Handler) reportCounters(r *Report, now time.Time) {
 	makeMap(&r.Tools, len(s.tools))
 	for name, t := range s.tools {
 		e := r.Tools[name]
-		e.Calls, e.Results, e.Refusals, e.Failed, e.InvalidInput = t.counts()
+		e.Calls, e.Results, e.Refusals, e.Failed, e.InvalidInput, e.OffContract = t.counts()
 		e.P50Ms, e.P99Ms = t.percentiles()
 		t.mu.Lock()
 		f := t.lastFailure
@@ -286,7 +290,7 @@ func (h *Handler) reportStore(ctx context.Context, r *Report) {
 	reachable := err == nil
 	r.Store.Reachable = &reachable
 	if err != nil {
-		h.cfg.Logger.WarnContext(ctx, "median: diagnostics: the replay store did not answer its probe", "kind", r.Store.Kind, "error", err)
+		h.cfg.Logger.WarnContext(ctx, "median: diagnostics: the replay store did not answer its probe", "kind", r.Store.Kind, "error", errorText(err))
 	}
 }
 
@@ -302,12 +306,12 @@ func (h *Handler) reportApp(ctx context.Context) json.RawMessage {
 		raw, err := protect(h, ctx, "Config.Diagnostics", nil, func() (json.RawMessage, error) {
 			v, err := h.cfg.Diagnostics(ctx)
 			if err != nil {
-				h.cfg.Logger.WarnContext(ctx, "median: Config.Diagnostics failed", "error", err)
+				h.cfg.Logger.WarnContext(ctx, "median: Config.Diagnostics failed", "error", errorText(err))
 				return appError("Config.Diagnostics failed; the server's log has its error"), nil
 			}
 			raw, err := json.Marshal(v)
 			if err != nil {
-				h.cfg.Logger.WarnContext(ctx, "median: what Config.Diagnostics returned cannot be encoded as JSON", "error", err)
+				h.cfg.Logger.WarnContext(ctx, "median: what Config.Diagnostics returned cannot be encoded as JSON", "error", errorText(err))
 				return appError("what Config.Diagnostics returned cannot be encoded as JSON"), nil
 			}
 			return raw, nil
@@ -333,8 +337,8 @@ func appError(msg string) json.RawMessage {
 
 // encodeReport encodes r in at most maxDiagnosticsChars characters,
 // dropping whole entries in §10's order when it is longer: tools without
-// failures (fewest calls first) and app, then the other tools (fewest
-// failures first). Should that not be enough (a great many keys), refusal
+// failures or off-contract answers (fewest calls first) and app, then the
+// other tools (fewest of those answers first). Should that not be enough (a great many keys), refusal
 // codes (least counted first) and keys (last configured first) follow;
 // service and clock always remain. Omitted says how many entries were
 // dropped.
@@ -364,11 +368,11 @@ type drop func(*Report)
 func dropOrder(r Report) []drop {
 	type tool struct {
 		name            string
-		calls, failures int64
+		calls, failures int64 // failures: its failed, invalid_input and off-contract answers
 	}
 	var quiet, failing []tool
 	for name, t := range r.Tools {
-		if f := t.Failed + t.InvalidInput; f > 0 {
+		if f := t.Failed + t.InvalidInput + t.OffContract; f > 0 {
 			failing = append(failing, tool{name, t.Calls, f})
 		} else {
 			quiet = append(quiet, tool{name, t.Calls, 0})

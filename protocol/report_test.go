@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"syscall"
@@ -377,6 +378,32 @@ func TestReportIsCut(t *testing.T) {
 	assert.Zero(t, whole.Omitted)
 }
 
+// TestReportIsCutKeepsOffContract: a tool whose calls were answered outside
+// the contract is kept like a failing one when the report is cut, though
+// it has fewer calls than the tools dropped.
+func TestReportIsCutKeepsOffContract(t *testing.T) {
+	var tools []*Tool
+	for i := range 40 {
+		tools = append(tools, appTools(fmt.Sprintf("tool_%02d_%s", i, strings.Repeat("x", 30)))...)
+	}
+	h, _ := newHandler(t, Config{Tools: tools})
+	off := tools[7].name
+	for _, tool := range tools {
+		s := h.stats.tools[tool.name]
+		if tool.name == off {
+			s.answer(0, Response{Status: http.StatusOK, code: CodeExecutionFailed, offContract: true}, time.Now(), time.Millisecond, time.Now)
+			continue
+		}
+		for range 5 {
+			s.answer(0, Response{Status: http.StatusOK}, time.Now(), time.Millisecond, time.Now)
+		}
+	}
+	r := requireReport(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)))
+	assert.Positive(t, r.Omitted)
+	require.Contains(t, r.Tools, off, "report %s", r.raw)
+	assert.Equal(t, int64(1), r.Tools[off].OffContract)
+}
+
 // TestReportIsCutWhateverItHolds: even absurd contents stay within the
 // bound as valid JSON.
 func TestReportIsCutWhateverItHolds(t *testing.T) {
@@ -538,6 +565,59 @@ func TestSampleSaturates(t *testing.T) {
 	assert.Equal(t, (10 * time.Hour).Milliseconds(), s>>sampleBits, "the end is start + d")
 	assert.Equal(t, int64(5), sample(base, base.Add(-time.Hour), 5*time.Millisecond), "an end before the base counts as the base")
 	assert.Equal(t, int64(0), sample(base, base, -time.Second), "a negative duration counts as 0")
+}
+
+// TestReportCountsOffContract: a response the app's handlers write on their
+// own, without Respond (an authorization check's 403, or a body written
+// before a panic), is what the agent got: the tool's entry counts it as
+// offContract, not as a failure, and lastFailure does not quote the
+// execution_failed kept for the call's repeats. A repeat gets that
+// execution_failed, and is counted as one.
+func TestReportCountsOffContract(t *testing.T) {
+	h, _ := newHandler(t, Config{Tools: appTools("refund", "lookup")})
+	auth := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		call, _ := CallFrom(r.Context())
+		switch {
+		case call.Tool == "lookup":
+		case strings.HasPrefix(call.ToolCallID, "deny"):
+			http.Error(w, "forbidden", http.StatusForbidden)
+		default:
+			_, _ = w.Write([]byte("half an answer"))
+			panic("the handler broke after writing")
+		}
+	})
+	dispatch := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { Respond(w, r, "found", nil) })
+	mux := http.NewServeMux()
+	h.Mount(mux, "/m", auth, dispatch)
+	serve := func(tool, id string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httpPost("/m", toolCall(tool, id, `{}`)))
+		return rec
+	}
+	assert.Equal(t, http.StatusForbidden, serve("refund", "deny_1").Code)
+	assert.Equal(t, http.StatusForbidden, serve("refund", "deny_2").Code)
+	assert.Equal(t, "half an answer", serve("refund", "broke_1").Body.String())
+	assert.Equal(t, `{"result":"found"}`, serve("lookup", "found_1").Body.String())
+
+	r := requireReport(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)))
+	refund := r.Tools["refund"]
+	assert.Equal(t, []int64{3, 0, 0, 0, 0, 3}, []int64{refund.Calls, refund.Results, refund.Refusals, refund.Failed, refund.InvalidInput, refund.OffContract}, "report %s", r.raw)
+	assert.Nil(t, refund.LastFailure, "no execution_failed went out")
+	assert.Equal(t, int64(1), r.Tools["lookup"].Results)
+	var entries struct {
+		Tools map[string]map[string]json.RawMessage
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.raw), &entries))
+	assert.NotContains(t, entries.Tools["lookup"], "offContract", "absent while 0")
+	assert.Contains(t, entries.Tools["refund"], "offContract")
+
+	rec := serve("refund", "deny_1")
+	assert.Contains(t, rec.Body.String(), "execution_failed", "the repeat gets the answer kept for its toolCallId")
+	r = requireReport(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)))
+	refund = r.Tools["refund"]
+	assert.Equal(t, []int64{4, 1, 3}, []int64{refund.Calls, refund.Failed, refund.OffContract})
+	require.NotNil(t, refund.LastFailure)
+	assert.Equal(t, "the server's handler did not answer this call", refund.LastFailure.Message)
 }
 
 // TestStripesOwnTheirCacheLines: each copy of a striped counter is on a

@@ -86,10 +86,10 @@ type toolStats struct {
 // toolStripe is one stripe of a tool's counters: the answers counted on it
 // and a ring of its recent durations.
 type toolStripe struct {
-	calls, results, refusals, failed, invalidInput atomic.Int64
+	calls, results, refusals, failed, invalidInput, offContract atomic.Int64
 
 	next    atomic.Uint64                // calls sampled so far; the ring's next slot
-	_       [16]byte                     // the counters fill one cache line
+	_       [8]byte                      // the counters fill one cache line
 	samples [latencySamples]atomic.Int64 // recent calls' end and duration (see sample)
 }
 
@@ -98,7 +98,7 @@ func newToolStats(stripes int) *toolStats {
 }
 
 // counts adds up the stripes' answers by outcome.
-func (t *toolStats) counts() (calls, results, refusals, failed, invalidInput int64) {
+func (t *toolStats) counts() (calls, results, refusals, failed, invalidInput, offContract int64) {
 	for i := range t.stripes {
 		s := &t.stripes[i]
 		calls += s.calls.Load()
@@ -106,8 +106,9 @@ func (t *toolStats) counts() (calls, results, refusals, failed, invalidInput int
 		refusals += s.refusals.Load()
 		failed += s.failed.Load()
 		invalidInput += s.invalidInput.Load()
+		offContract += s.offContract.Load()
 	}
-	return calls, results, refusals, failed, invalidInput
+	return calls, results, refusals, failed, invalidInput, offContract
 }
 
 // failureStats is a tool's last execution_failed or invalid_input answer.
@@ -185,7 +186,9 @@ func (s *stats) manifestServed(now time.Time) {
 // answer counts one answer of a registered tool on stripe: its outcome,
 // and, unless it came from the replay store, its duration d and when it
 // ended (start+d). A failure's message is read back from the answer's
-// body, as the agent got it.
+// body, as the agent got it. A response the app's handlers wrote on their
+// own is what the agent got, so it is counted as offContract, never as
+// the execution_failed kept for the call's repeats.
 func (t *toolStats) answer(stripe int, resp Response, start time.Time, d time.Duration, now func() time.Time) {
 	s := &t.stripes[stripe]
 	s.calls.Add(1)
@@ -194,6 +197,8 @@ func (t *toolStats) answer(stripe int, resp Response, start time.Time, d time.Du
 		s.refusals.Add(1)
 	case resp.code == "":
 		s.results.Add(1)
+	case resp.offContract:
+		s.offContract.Add(1)
 	case resp.code == CodeExecutionFailed || resp.code == CodeInvalidInput:
 		if resp.code == CodeExecutionFailed {
 			s.failed.Add(1)

@@ -43,8 +43,8 @@ type Report struct {
 		LastServed string
 	}
 	Tools map[string]struct {
-		Calls, Results, Refusals, Failed, InvalidInput, P50Ms, P99Ms int64
-		LastFailure                                                  *struct{ At, Code, Message string }
+		Calls, Results, Refusals, Failed, InvalidInput, OffContract, P50Ms, P99Ms int64
+		LastFailure                                                               *struct{ At, Code, Message string }
 	}
 	App     json.RawMessage
 	Omitted int

@@ -138,6 +138,10 @@ func TestReadReport(t *testing.T) {
 	skew := int64(-90_000)
 	r.Clock.SkewMs = &skew
 	r.KeyRead = &struct{ Source, Code, At string }{"MEDIAN_KEY_FILE", "invalid_median_key", "2026-12-01T13:39:58Z"}
+	r.Tools = map[string]struct {
+		Calls, Results, Refusals, Failed, InvalidInput, OffContract, P50Ms, P99Ms int64
+		LastFailure                                                               *struct{ At, Code, Message string }
+	}{"refund": {Calls: 5, Results: 2, OffContract: 3}}
 	text := ""
 	for _, f := range readReport(r, "mk_5a5c87525bb5", "MEDIAN_KEY") {
 		text += fmt.Sprintln(f.problem, f.text)
@@ -148,6 +152,7 @@ func TestReadReport(t *testing.T) {
 	assert.Contains(t, text, "true key 1 of 1 (mk_0d9e41aa03c2) last verified a request 76h40m0s ago: Median seems to have stopped using it")
 	assert.Contains(t, text, "true the key in $MEDIAN_KEY (mk_5a5c87525bb5) is not among the keys in force")
 	assert.Contains(t, text, "true your server's clock is 1 min 30 s behind this machine's")
+	assert.Contains(t, text, "true tool refund: 3 of 5 call(s) were answered outside the contract by the server's own handlers (offContract)")
 	assert.Contains(t, text, "true the newest read of MEDIAN_KEY_FILE, at 2026-12-01T13:39:58Z, gave no usable key (invalid_median_key)")
 
 	off := readAnswer(200, "", time.Now(), []byte(`{"error":{"code":"diagnostics_unsupported","message":"off"}}`), "mk_x", "MEDIAN_KEY")
