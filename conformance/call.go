@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/median-go/median/internal/chars"
 	"github.com/median-go/median/internal/wire"
 )
 
@@ -118,7 +119,7 @@ func encodeInput(input any) (json.RawMessage, error) {
 		return json.RawMessage("{}"), nil
 	}
 	if !json.Valid(raw) {
-		return nil, fmt.Errorf("the input is not valid JSON: %s", snippet(raw, 80))
+		return nil, fmt.Errorf("the input is not valid JSON: %s", chars.Line(raw, 80))
 	}
 	return raw, nil
 }
