@@ -221,14 +221,11 @@ func diagnosticsCases() []testCase {
 			func(s *session) finding {
 				marker := newID("mcsecret", 6)
 				v := Visitor{Verified: true, ExternalID: marker + "_ext", Email: marker + "@example.com", Name: marker + " Name"}
-				sent := newCall(probeTool, "", json.RawMessage(`{"note":"`+marker+`_input"}`))
-				sent["context"].(map[string]any)["visitor"] = visitorJSON(v)
-				s.post(sent.bytes())
+				s.post(newCall(probeTool, "", json.RawMessage(`{"note":"`+marker+`_input"}`), persona(v, "low")).bytes())
 				if smp, ok := s.privateSample(); ok {
 					if in, err := encodeInput(smp.Input); err == nil {
-						c := s.sampleCall(smp, in)
-						c["context"].(map[string]any)["visitor"] = visitorJSON(v)
-						s.post(c.bytes())
+						smp.Visitor = v
+						s.post(s.sampleCall(smp, in).bytes())
 					}
 				}
 				at := s.now()
