@@ -145,7 +145,9 @@ func Call[Out any](ctx context.Context, target Target, call ToolSample) (Reply[O
 			return failf("status %d: a refusal whose fields are not the contract's (docs/PROTOCOL.md §3.1): %v", x.status, err)
 		}
 		r.Refusal = new(Refusal)
-		_ = json.Unmarshal(a.Result, r.Refusal) // CheckRefusal held each field to its type
+		if err := json.Unmarshal(a.Result, r.Refusal); err != nil {
+			return failf("a refusal whose fields are not the contract's (docs/PROTOCOL.md §3.1): %v: %s", err, chars.Line(a.Result, 200))
+		}
 	default:
 		if err := json.Unmarshal(a.Result, &r.Result); err != nil {
 			return failf("the result does not decode into %T: %v: %s", r.Result, err, chars.Line(a.Result, 200))

@@ -106,6 +106,23 @@ func TestCallToolReadsTheProductPagesRefusal(t *testing.T) {
 	assert.Equal(t, conformance.Refusal{OK: &no, Reason: "not_signed_in", Detail: "Sign in to see orders."}, *r.Refusal)
 }
 
+// TestCallToolRefusesARefusalItCannotDecode: a refusal whose field,
+// matched case-insensitively, has the wrong type is not returned half
+// decoded.
+func TestCallToolRefusesARefusalItCannotDecode(t *testing.T) {
+	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodGet {
+			_, _ = io.WriteString(w, `{"tools":[]}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"result":{"ok":false,"Reason":5}}`)
+	})
+	_, err := conformance.Call[any](t.Context(), conformance.HandlerTarget(page, mountPath, testKey), conformance.ToolSample{Tool: "lookup_order"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "a refusal whose fields are not the contract's")
+}
+
 func TestCallToolSendsTheCallMedianSends(t *testing.T) {
 	target, bodies := recording(conformance.HandlerTarget(mux(newHandler(t, testKey, nil)), mountPath, testKey))
 	ctx := func(i int) map[string]any { return bodies()[i]["context"].(map[string]any) }
