@@ -2,16 +2,15 @@ package conformance
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
+	"github.com/median-go/median/internal/chars"
 	"github.com/median-go/median/internal/wire"
 )
 
-// call is the body of a ToolCall, built as a generic tree so cases can
-// remove or retype any field.
+// call is the body of a ToolCall, as a generic tree so cases can remove or
+// retype any field.
 type call map[string]any
 
 // probeTool is the tool the suite names when it wants a request that passes
@@ -19,34 +18,35 @@ type call map[string]any
 // endpoint answers 404 unknown_tool without running anything.
 const probeTool = "mediancheck_no_such_tool"
 
-// newCall returns a valid ToolCall body for tool with input, sent with
-// toolCallID (a fresh id when empty) at risk low for an anonymous visitor.
-func newCall(tool, toolCallID string, input json.RawMessage) call {
+// newCall returns the body of a call of tool with input, sent with
+// toolCallID (a fresh id when empty) in p's context. wire.CallBody builds
+// it, the one builder of a call (mediancheck call's and the inspector's
+// too, with the same defaults); newCall returns it as a tree, its input as
+// given. input is valid JSON: Target.validate or the case made sure.
+func newCall(tool, toolCallID string, input json.RawMessage, p wire.Persona) call {
 	if toolCallID == "" {
-		toolCallID = newID("call_", 16)
+		toolCallID = wire.NewID()
 	}
-	return call{
-		"tool":       tool,
-		"toolCallId": toolCallID,
-		"input":      input,
-		"context": map[string]any{
-			"conversationId": conversationFor(toolCallID),
-			"risk":           "low",
-			"visitor":        visitorJSON(Visitor{}),
-		},
+	body, err := wire.CallBody(tool, toolCallID, input, p)
+	if err != nil {
+		panic("conformance: building a call of " + tool + ": " + err.Error())
 	}
+	var c call
+	if err := json.Unmarshal(body, &c); err != nil {
+		panic("conformance: reading a call back: " + err.Error())
+	}
+	c["input"] = input // as given: its key order and numbers kept
+	return c
 }
 
-// conversationFor returns the conversationId a call with toolCallID is
-// sent in when none is given. It depends only on the id, so a call sent
-// again with the same toolCallId has the same body, as Median's repeat has.
-func conversationFor(toolCallID string) string {
-	sum := sha256.Sum256([]byte(toolCallID))
-	return "conv_" + hex.EncodeToString(sum[:8])
-}
+// probe returns a valid ToolCall for probeTool, at risk low for an
+// anonymous visitor.
+func probe() call { return newCall(probeTool, "", json.RawMessage(`{}`), persona(Visitor{}, "low")) }
 
-// probe returns a valid ToolCall for probeTool.
-func probe() call { return newCall(probeTool, "", json.RawMessage(`{}`)) }
+// persona is the context of a call sent for v at risk.
+func persona(v Visitor, risk string) wire.Persona {
+	return wire.Persona{Risk: risk, Verified: v.Verified, ExternalID: v.ExternalID, Email: v.Email, Name: v.Name}
+}
 
 // bytes encodes the call.
 func (c call) bytes() []byte {
@@ -63,37 +63,13 @@ func (c call) bytes() []byte {
 // (none when the sample is Unapproved). CallTool and every case that runs a
 // sample build their calls here.
 func (s *session) sampleCall(smp ToolSample, input json.RawMessage) call {
-	c := newCall(smp.Tool, smp.ToolCallID, input)
-	ctx := c["context"].(map[string]any)
-	p := wire.Persona{Risk: smp.Risk, ApprovedBy: smp.ApprovedBy, Unapproved: smp.Unapproved}
+	p := persona(smp.Visitor, smp.Risk)
+	p.ApprovedBy, p.Unapproved, p.ConversationID = smp.ApprovedBy, smp.Unapproved, smp.ConversationID
 	if p.Risk == "" {
 		p.Risk = s.declaredRisk(smp.Tool)
 	}
 	p = p.Approve(p.Risk) // the same approval rule as mediancheck call and the inspector
-	ctx["risk"] = p.Risk
-	if smp.ConversationID != "" {
-		ctx["conversationId"] = smp.ConversationID
-	}
-	if p.ApprovedBy != "" {
-		ctx["approvedBy"] = p.ApprovedBy
-	}
-	ctx["visitor"] = visitorJSON(smp.Visitor)
-	return c
-}
-
-// visitorJSON returns v as a call sends it: externalId only when verified.
-func visitorJSON(v Visitor) map[string]any {
-	m := map[string]any{"verified": v.Verified}
-	if v.Verified && v.ExternalID != "" {
-		m["externalId"] = v.ExternalID
-	}
-	if v.Email != "" {
-		m["email"] = v.Email
-	}
-	if v.Name != "" {
-		m["name"] = v.Name
-	}
-	return m
+	return newCall(smp.Tool, smp.ToolCallID, input, p)
 }
 
 // encodeInput returns input as JSON: raw bytes as they are (empty ones as
@@ -118,7 +94,7 @@ func encodeInput(input any) (json.RawMessage, error) {
 		return json.RawMessage("{}"), nil
 	}
 	if !json.Valid(raw) {
-		return nil, fmt.Errorf("the input is not valid JSON: %s", snippet(raw, 80))
+		return nil, fmt.Errorf("the input is not valid JSON: %s", chars.Line(raw, 80))
 	}
 	return raw, nil
 }

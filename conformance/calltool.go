@@ -9,6 +9,7 @@ import (
 
 	"github.com/median-go/median/conformance/agent"
 	"github.com/median-go/median/internal/answerjson"
+	"github.com/median-go/median/internal/chars"
 	"github.com/median-go/median/protocol"
 )
 
@@ -88,7 +89,8 @@ type Refusal struct {
 // InvalidInputs, SideEffects, CountsRuns) are not used: every answer of the
 // contract, errors included, is returned for you to check. CallTool stops
 // the test (t.Fatal, at your line) when the call cannot be sent, gets no
-// answer, the answer is not the contract's JSON or its result does not
+// answer, the answer is not the contract's (docs/PROTOCOL.md §3: its
+// Content-Type, its shape, a refusal's fields), or its result does not
 // decode into Out. [Call] is the same without the testing package.
 func CallTool[Out any](t testing.TB, target Target, call ToolSample) Reply[Out] {
 	t.Helper()
@@ -132,20 +134,23 @@ func Call[Out any](ctx context.Context, target Target, call ToolSample) (Reply[O
 	if x.tooLong {
 		return failf("the answer is longer than %d bytes", readLimit)
 	}
-	a, err := parseAnswer(x.resp)
+	a, err := x.answer()
 	switch {
 	case err != nil:
 		return failf("status %d: not the contract's answer: %v", x.status, err)
-	case a.isError():
-		r.Error = &protocol.Error{Status: x.status, Code: protocol.Code(a.code), Message: a.message}
-	case answerjson.IsRefusal(a.result):
+	case a.IsError():
+		r.Error = &protocol.Error{Status: x.status, Code: protocol.Code(a.Code), Message: a.Message}
+	case answerjson.IsRefusal(a.Result):
+		if err := answerjson.CheckRefusal(a.Result); err != nil {
+			return failf("status %d: a refusal whose fields are not the contract's (docs/PROTOCOL.md §3.1): %v", x.status, err)
+		}
 		r.Refusal = new(Refusal)
-		if err := json.Unmarshal(a.result, r.Refusal); err != nil {
-			return failf("a refusal whose fields are not the contract's (§3.1): %v: %s", err, snippet(a.result, 200))
+		if err := json.Unmarshal(a.Result, r.Refusal); err != nil {
+			return failf("a refusal whose fields are not the contract's (docs/PROTOCOL.md §3.1): %v: %s", err, chars.Line(a.Result, 200))
 		}
 	default:
-		if err := json.Unmarshal(a.result, &r.Result); err != nil {
-			return failf("the result does not decode into %T: %v: %s", r.Result, err, snippet(a.result, 200))
+		if err := json.Unmarshal(a.Result, &r.Result); err != nil {
+			return failf("the result does not decode into %T: %v: %s", r.Result, err, chars.Line(a.Result, 200))
 		}
 	}
 	return r, nil

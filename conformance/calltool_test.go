@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/internal/wire"
 	"github.com/median-go/median/protocol"
 )
 
@@ -105,6 +106,23 @@ func TestCallToolReadsTheProductPagesRefusal(t *testing.T) {
 	assert.Equal(t, conformance.Refusal{OK: &no, Reason: "not_signed_in", Detail: "Sign in to see orders."}, *r.Refusal)
 }
 
+// TestCallToolRefusesARefusalItCannotDecode: a refusal whose field,
+// matched case-insensitively, has the wrong type is not returned half
+// decoded.
+func TestCallToolRefusesARefusalItCannotDecode(t *testing.T) {
+	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodGet {
+			_, _ = io.WriteString(w, `{"tools":[]}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"result":{"ok":false,"Reason":5}}`)
+	})
+	_, err := conformance.Call[any](t.Context(), conformance.HandlerTarget(page, mountPath, testKey), conformance.ToolSample{Tool: "lookup_order"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "a refusal whose fields are not the contract's")
+}
+
 func TestCallToolSendsTheCallMedianSends(t *testing.T) {
 	target, bodies := recording(conformance.HandlerTarget(mux(newHandler(t, testKey, nil)), mountPath, testKey))
 	ctx := func(i int) map[string]any { return bodies()[i]["context"].(map[string]any) }
@@ -141,6 +159,53 @@ func TestCallToolSendsTheCallMedianSends(t *testing.T) {
 	first := conformance.CallTool[map[string]any](t, target, conformance.ToolSample{Tool: "counter", ToolCallID: "call_again", ConversationID: "conv_again"})
 	again := conformance.CallTool[map[string]any](t, target, conformance.ToolSample{Tool: "counter", ToolCallID: "call_again", ConversationID: "conv_again"})
 	assert.Equal(t, string(first.Raw), string(again.Raw))
+}
+
+// TestCallToolBuildsTheBodyMediancheckBuilds: CallTool's body is the one
+// wire.CallBody (mediancheck call's and the inspector's builder) gives for
+// the same parts, its conversationId default included: the toolCallId,
+// as Median sends its own test calls.
+func TestCallToolBuildsTheBodyMediancheckBuilds(t *testing.T) {
+	target, bodies := recording(conformance.HandlerTarget(mux(newHandler(t, testKey, nil)), mountPath, testKey))
+	visitor := conformance.Visitor{Verified: true, ExternalID: "user_7", Email: "a@b.c", Name: "Ada"}
+	for i, smp := range []conformance.ToolSample{
+		{Tool: "echo", Input: json.RawMessage(`{ "message" : "<hi>" }`), Visitor: visitor},
+		{Tool: "refund", Input: map[string]string{"orderId": "A-1"}, ToolCallID: "test_0001"},
+		{Tool: "echo", Input: map[string]string{"message": "hi"}, Risk: "high", Unapproved: true, ConversationID: "conv_9", Visitor: conformance.Visitor{ExternalID: "not_verified"}},
+	} {
+		r := conformance.CallTool[any](t, target, smp)
+		p := wire.Persona{Risk: smp.Risk, Verified: smp.Visitor.Verified, ExternalID: smp.Visitor.ExternalID, Email: smp.Visitor.Email,
+			Name: smp.Visitor.Name, ApprovedBy: smp.ApprovedBy, ConversationID: smp.ConversationID, Unapproved: smp.Unapproved}
+		input, err := json.Marshal(smp.Input)
+		require.NoError(t, err)
+		want, err := wire.CallBody(smp.Tool, r.ToolCallID, input, p.Approve(string(fixtureRisks[smp.Tool])))
+		require.NoError(t, err)
+		var wantTree map[string]any
+		require.NoError(t, json.Unmarshal(want, &wantTree))
+		assert.Equal(t, wantTree, bodies()[i], "sample %d", i)
+		if smp.ConversationID == "" {
+			assert.Equal(t, r.ToolCallID, bodies()[i]["context"].(map[string]any)["conversationId"], "sample %d: the conversationId defaults to the toolCallId", i)
+		}
+	}
+}
+
+// TestCallToolSendsRawInputAsItIs: a json.RawMessage input reaches the
+// endpoint with its keys in their order and its numbers as written (a
+// float64 would round this one).
+func TestCallToolSendsRawInputAsItIs(t *testing.T) {
+	const input = `{"message":"hi","n":12345678901234567890,"m":1}`
+	target := conformance.HandlerTarget(mux(newHandler(t, testKey, nil)), mountPath, testKey)
+	var sent []byte
+	inner := target.Do
+	target.Do = func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodPost {
+			sent, _ = io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(sent))
+		}
+		return inner(r)
+	}
+	conformance.CallTool[any](t, target, conformance.ToolSample{Tool: "echo", Input: json.RawMessage(input)})
+	assert.Contains(t, string(sent), `"input":`+input)
 }
 
 // TestCallToolRepeatsWithTheReplysToolCallID: the repeat the Reply's

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/median-go/median/internal/chars"
 	"github.com/median-go/median/protocol"
 )
 
@@ -47,7 +48,7 @@ func formatCases() []testCase {
 				if x.err != nil {
 					return fail(x, "an answer", "the request got no answer")
 				}
-				if _, err := parseAnswer(x.resp); err != nil {
+				if _, err := x.answer(); err != nil {
 					return fail(x, `{"result": …} or {"error": {"code": "…", "message": "…"}}`, "%s %s: %v", x.method, describe(x), err)
 				}
 			}
@@ -55,26 +56,26 @@ func formatCases() []testCase {
 		}),
 		c("format/status-matches-code", "§7", "every error answer's status is the one the contract gives its code, and every code is one of the contract's", false, func(s *session) finding {
 			for _, x := range representative(s) {
-				a, err := parseAnswer(x.resp)
+				a, err := x.answer()
 				if x.err != nil || err != nil {
 					continue // format/envelope reports these
 				}
-				if !a.isError() {
+				if !a.IsError() {
 					if x.status != http.StatusOK {
 						return fail(x, "200 with a result", "%s %s: a result came with status %d", x.method, describe(x), x.status)
 					}
 					continue
 				}
-				allowed := statusOf(a.code)
+				allowed := statusOf(a.Code)
 				if allowed == nil {
-					return fail(x, "one of the codes of docs/PROTOCOL.md §7", "%s %s: code %q is not part of the contract", x.method, describe(x), a.code)
+					return fail(x, "one of the codes of docs/PROTOCOL.md §7", "%s %s: code %q is not part of the contract", x.method, describe(x), a.Code)
 				}
 				ok := false
 				for _, st := range allowed {
 					ok = ok || st == x.status
 				}
 				if !ok {
-					return fail(x, fmt.Sprintf("%s with status %v", a.code, allowed), "%s %s: code %s came with status %d", x.method, describe(x), a.code, x.status)
+					return fail(x, fmt.Sprintf("%s with status %v", a.Code, allowed), "%s %s: code %s came with status %d", x.method, describe(x), a.Code, x.status)
 				}
 			}
 			return pass(nil)
@@ -90,7 +91,7 @@ func describe(x *roundTrip) string {
 	case x.signature == "" && !x.sendSig:
 		return "(unsigned)"
 	}
-	return snippet(x.body, 60)
+	return chars.Line(x.body, 60)
 }
 
 // manifestCases check §6: the signed GET that lists the tools.
@@ -160,7 +161,7 @@ func checkManifest(body []byte) error {
 	for i, t := range tools {
 		var name, desc, risk string
 		if json.Unmarshal(t["name"], &name) != nil || !toolNamePattern.MatchString(name) {
-			return fmt.Errorf("tool %d: name %s does not match ^[a-zA-Z0-9_-]{1,64}$", i, snippet(t["name"], 80))
+			return fmt.Errorf("tool %d: name %s does not match ^[a-zA-Z0-9_-]{1,64}$", i, chars.Line(t["name"], 80))
 		}
 		if seen[name] {
 			return fmt.Errorf("tool %s is listed twice", name)
@@ -170,11 +171,11 @@ func checkManifest(body []byte) error {
 			return fmt.Errorf("tool %s: description must be a non-empty string: the agent reads it to choose the tool", name)
 		}
 		if json.Unmarshal(t["risk"], &risk) != nil || !validRisk(risk) {
-			return fmt.Errorf("tool %s: risk %s is not one of low, medium, reviewed, high", name, snippet(t["risk"], 40))
+			return fmt.Errorf("tool %s: risk %s is not one of low, medium, reviewed, high", name, chars.Line(t["risk"], 40))
 		}
 		schema := decodeObject(t["inputSchema"])
 		if schema == nil {
-			return fmt.Errorf("tool %s: inputSchema must be a JSON Schema object, got %s", name, snippet(t["inputSchema"], 80))
+			return fmt.Errorf("tool %s: inputSchema must be a JSON Schema object, got %s", name, chars.Line(t["inputSchema"], 80))
 		}
 		if typ, ok := schema["type"]; ok && string(typ) != `"object"` {
 			return fmt.Errorf("tool %s: inputSchema's root type must be \"object\" (input is an object), got %s", name, typ)

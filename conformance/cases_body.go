@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/median-go/median/internal/chars"
 	"github.com/median-go/median/protocol"
 )
 
@@ -131,16 +132,14 @@ func opsCases() []testCase {
 			if x.err != nil {
 				return fail(x, want, "the request got no answer")
 			}
-			a, err := parseAnswer(x.resp)
+			a, err := x.answer()
 			switch {
 			case err != nil:
 				return fail(x, want, "%v", err)
 			case x.status != http.StatusOK:
 				return fail(x, want, "diagnostics answered status %d", x.status)
-			case a.isError() && a.code != string(protocol.CodeDiagnosticsUnsupported):
-				return fail(x, want, "diagnostics answered error %s: %s", a.code, a.message)
-			case !x.isJSON():
-				return fail(x, want, "Content-Type is %q, not %s", x.header.Get("Content-Type"), contentJSON)
+			case a.IsError() && a.Code != string(protocol.CodeDiagnosticsUnsupported):
+				return fail(x, want, "diagnostics answered error %s: %s", a.Code, a.Message)
 			}
 			return pass(x)
 		}),
@@ -201,14 +200,14 @@ func inputCases() []testCase {
 					last = x
 					o := expectError(x, http.StatusBadRequest, protocol.CodeInvalidInput)
 					if o.status != statusPass {
-						o.message = fmt.Sprintf("tool %s, invalid input %s: %s", smp.Tool, snippet(in, 120), o.message)
+						o.message = fmt.Sprintf("tool %s, invalid input %s: %s", smp.Tool, chars.Line(in, 120), o.message)
 						return o
 					}
-					a, _ := parseAnswer(x.resp)
+					a, _ := x.answer()
 					fields := fieldNames(in, s, smp.Tool)
-					if !mentionsAny(a.message, fields) {
+					if !mentionsAny(a.Message, fields) {
 						return fail(x, "an invalid_input message naming the field that is wrong (one of "+strings.Join(fields, ", ")+")",
-							"tool %s, invalid input %s: the message %q names no field; the agent reads it to fix its input", smp.Tool, snippet(in, 120), a.message)
+							"tool %s, invalid input %s: the message %q names no field; the agent reads it to fix its input", smp.Tool, chars.Line(in, 120), a.Message)
 					}
 				}
 			}

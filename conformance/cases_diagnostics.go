@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/median-go/median/internal/chars"
 	"github.com/median-go/median/protocol"
 )
 
@@ -55,14 +56,14 @@ func (s *session) noReport() string {
 		if x.err != nil {
 			return // the report cases say what went wrong
 		}
-		a, err := parseAnswer(x.resp)
+		a, err := x.answer()
 		switch {
 		case err != nil:
-		case a.isError() && a.code == string(protocol.CodeDiagnosticsUnsupported):
+		case a.IsError() && a.Code == string(protocol.CodeDiagnosticsUnsupported):
 			s.reportNA = "the operator turned the diagnostics report off: diagnostics answers diagnostics_unsupported"
-		case !a.isError():
+		case !a.IsError():
 			var top map[string]json.RawMessage
-			if json.Unmarshal(a.result, &top) != nil || !hasAny(top, reportSections) {
+			if json.Unmarshal(a.Result, &top) != nil || !hasAny(top, reportSections) {
 				s.reportNA = "the operator replaced the diagnostics report with an answer of their own: its result has none of the report's keys (" + strings.Join(reportSections, ", ") + ")"
 			}
 		}
@@ -94,7 +95,7 @@ func (s *session) fetchReport(at time.Time) (*roundTrip, report, finding) {
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
-		return x, report{}, fail(x, want, "the result is not a JSON object: %s", snippet(raw, 80))
+		return x, report{}, fail(x, want, "the result is not a JSON object: %s", chars.Line(raw, 80))
 	}
 	var missing []string
 	for _, k := range reportSections {
@@ -220,14 +221,11 @@ func diagnosticsCases() []testCase {
 			func(s *session) finding {
 				marker := newID("mcsecret", 6)
 				v := Visitor{Verified: true, ExternalID: marker + "_ext", Email: marker + "@example.com", Name: marker + " Name"}
-				sent := newCall(probeTool, "", json.RawMessage(`{"note":"`+marker+`_input"}`))
-				sent["context"].(map[string]any)["visitor"] = visitorJSON(v)
-				s.post(sent.bytes())
+				s.post(newCall(probeTool, "", json.RawMessage(`{"note":"`+marker+`_input"}`), persona(v, "low")).bytes())
 				if smp, ok := s.privateSample(); ok {
 					if in, err := encodeInput(smp.Input); err == nil {
-						c := s.sampleCall(smp, in)
-						c["context"].(map[string]any)["visitor"] = visitorJSON(v)
-						s.post(c.bytes())
+						smp.Visitor = v
+						s.post(s.sampleCall(smp, in).bytes())
 					}
 				}
 				at := s.now()
@@ -238,7 +236,7 @@ func diagnosticsCases() []testCase {
 				body := string(x.resp)
 				for _, secret := range []string{marker, s.t.Key} {
 					if secret != "" && strings.Contains(body, secret) {
-						return fail(x, "a report without inputs, visitor values or keys", "the report contains %q, which the suite sent in a call's input, visitor or as the key; the report must never hold them", snippet([]byte(secret), 40))
+						return fail(x, "a report without inputs, visitor values or keys", "the report contains %q, which the suite sent in a call's input, visitor or as the key; the report must never hold them", chars.Line([]byte(secret), 40))
 					}
 				}
 				if !s.signer.ok {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/median-go/median/internal/answerjson"
+	"github.com/median-go/median/internal/chars"
 	"github.com/median-go/median/internal/wire"
 )
 
@@ -121,7 +122,7 @@ func expectFloorRefusal(x *roundTrip, what string) finding {
 	var detail string
 	switch {
 	case string(m["reason"]) != `"`+approvalRequired+`"`:
-		return fail(x, floorShape, "%s: refused with reason %s instead of %q", what, snippet(m["reason"], 40), approvalRequired)
+		return fail(x, floorShape, "%s: refused with reason %s instead of %q", what, chars.Line(m["reason"], 40), approvalRequired)
 	case string(m["ok"]) != "false" || string(m["allowed"]) != "false" || string(m["outcome"]) != `"blocked"`:
 		return fail(x, floorShape, `%s: the refusal must carry "ok": false, "allowed": false and "outcome": "blocked"`, what)
 	case json.Unmarshal(m["detail"], &detail) != nil || strings.TrimSpace(detail) == "":
@@ -138,13 +139,13 @@ func expectNotFloorRefused(x *roundTrip, what string) finding {
 	if x.err != nil {
 		return fail(x, want, "%s: the request got no answer", what)
 	}
-	a, err := parseAnswer(x.resp)
+	a, err := x.answer()
 	switch {
 	case err != nil:
 		return fail(x, want, "%s: %v", what, err)
 	case x.status != http.StatusOK:
 		return fail(x, want, "%s: answered status %d; check the sample's input and visitor", what, x.status)
-	case !a.isError() && answerjson.IsRefusal(a.result) && refusalReason(a.result) == approvalRequired:
+	case !a.IsError() && answerjson.IsRefusal(a.Result) && refusalReason(a.Result) == approvalRequired:
 		return fail(x, want, "%s: refused approval_required; docs/PROTOCOL.md §9: a call at or above the declared risk, approved when reviewed or high, runs", what)
 	}
 	return pass(x)

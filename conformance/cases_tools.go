@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/median-go/median/internal/answerjson"
+	"github.com/median-go/median/internal/chars"
 	"github.com/median-go/median/protocol"
 )
 
@@ -57,7 +58,7 @@ func executionCases() []testCase {
 					o.message = "tool " + smp.Tool + ": " + o.message
 					return o
 				}
-				if err := checkRefusal(result); err != nil {
+				if err := answerjson.CheckRefusal(result); err != nil {
 					return fail(x, refusalShape, "tool %s: %v", smp.Tool, err)
 				}
 			}
@@ -142,7 +143,7 @@ func replayCases() []testCase {
 			sig := s.sign(s.now(), body)
 			first := s.send(&roundTrip{method: http.MethodPost, body: body, signature: sig})
 			second := s.send(&roundTrip{method: http.MethodPost, body: body, signature: sig})
-			want := fmt.Sprintf("the first answer again: %d %s", first.status, snippet(first.resp, 200))
+			want := fmt.Sprintf("the first answer again: %d %s", first.status, chars.Line(first.resp, 200))
 			switch {
 			case first.err != nil:
 				return fail(first, "an answer", "the first call got no answer")

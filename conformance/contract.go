@@ -13,8 +13,6 @@ import (
 const (
 	// signatureHeader is the request header of §1.1.
 	signatureHeader = "median-signature"
-	// contentJSON is the media type of every answer (§3).
-	contentJSON = "application/json"
 	// window is how far a signature's t may be from the server's clock (§1.1).
 	window = 5 * time.Minute
 )

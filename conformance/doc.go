@@ -64,6 +64,21 @@
 // written the usual way (NewRouter(key) (*gin.Engine, error), nil and an
 // error naming the key problem when the key is not usable).
 //
+// Each key case builds your endpoint with a missing or unusable key, and a
+// protocol.Handler logs such a key once at ERROR when it is built
+// (docs/PROTOCOL.md §1.2). So the run prints a line such as
+//
+//	2026/12/01 13:40:00 ERROR median: the endpoint will answer 500 until a usable key is configured code=missing_secret error="…"
+//
+// for each of them (go test shows it with -v, when the package fails, or
+// when run in the package's own directory). It is your endpoint's correct
+// log for a bad key, provoked by the suite on purpose, not a failure; the
+// suite cannot quiet it, since the logger is your constructor's. To
+// attach it to the test that provoked it, have the constructor that
+// BuildWithKey calls log to the test, for example with
+// slog.New(slog.NewTextHandler(t.Output(), nil)): go test then shows it
+// like the test's own log lines.
+//
 // Every request the suite and CallTool send carries the header
 // User-Agent: median-go-conformance/<version> (Target.UserAgent), so the
 // suite's calls are recognisable in your server's log: the warnings a run

@@ -1,10 +1,8 @@
 package conformance
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 
@@ -63,21 +61,8 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// contentType returns the answer's media type, "" when absent.
-func (x *roundTrip) contentType() string {
-	ct := x.header.Get("Content-Type")
-	if ct == "" {
-		return ""
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return ct
-	}
-	return mt
-}
-
 // isJSON reports whether the answer's Content-Type is application/json.
-func (x *roundTrip) isJSON() bool { return x.contentType() == contentJSON }
+func (x *roundTrip) isJSON() bool { return answerjson.IsJSON(x.header.Get("Content-Type")) }
 
 // actual describes the answer for a failure report.
 func (x *roundTrip) actual() string {
@@ -92,17 +77,7 @@ func (x *roundTrip) actual() string {
 	if allow := x.header.Get("Allow"); allow != "" {
 		s += " Allow: " + allow
 	}
-	return s + " " + snippet(x.resp, 300)
-}
-
-// snippet returns body on one line, shortened to n characters as
-// chars.Snippet shortens it (a character is never split).
-func snippet(body []byte, n int) string {
-	s := strings.Join(strings.Fields(string(body)), " ")
-	if s == "" {
-		return "(empty body)"
-	}
-	return chars.Snippet([]byte(s), n)
+	return s + " " + chars.Line(x.resp, 300)
 }
 
 // read stores the answer of resp in x.
@@ -124,47 +99,8 @@ func (x *roundTrip) read(resp *http.Response, err error) {
 	}
 }
 
-// answer is a decoded answer envelope (docs/PROTOCOL.md §3).
-type answer struct {
-	result  json.RawMessage // set for {"result": ...}
-	code    string          // set for {"error": {...}}
-	message string
-}
-
-// isError reports whether the answer is an error envelope.
-func (a answer) isError() bool { return a.result == nil }
-
-// parseAnswer decodes an answer and checks its envelope: an object with
-// exactly one key, "result" (any JSON) or "error" (an object with exactly
-// a non-empty string "code" and a string "message").
-func parseAnswer(body []byte) (answer, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil {
-		return answer{}, fmt.Errorf("the answer is not a JSON object: %s", snippet(body, 80))
-	}
-	if len(top) != 1 {
-		return answer{}, fmt.Errorf("the answer must have exactly one key, \"result\" or \"error\"; it has %s", answerjson.KeysOf(top))
-	}
-	if r, ok := top["result"]; ok {
-		return answer{result: r}, nil
-	}
-	raw, ok := top["error"]
-	if !ok {
-		return answer{}, fmt.Errorf("the answer must have exactly one key, \"result\" or \"error\"; it has %s", answerjson.KeysOf(top))
-	}
-	var e map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &e); err != nil || e == nil {
-		return answer{}, fmt.Errorf("\"error\" must be an object with code and message, got %s", snippet(raw, 80))
-	}
-	var a answer
-	if json.Unmarshal(e["code"], &a.code) != nil || a.code == "" {
-		return answer{}, fmt.Errorf("\"error.code\" must be a non-empty string, got %s", snippet(e["code"], 40))
-	}
-	if json.Unmarshal(e["message"], &a.message) != nil || e["message"] == nil {
-		return answer{}, fmt.Errorf("\"error.message\" must be a string, got %s", snippet(e["message"], 40))
-	}
-	if len(e) != 2 {
-		return answer{}, fmt.Errorf("\"error\" must have exactly code and message; it has %s", answerjson.KeysOf(e))
-	}
-	return a, nil
+// answer reads the answer with the one parser conformance/agent uses
+// too: its Content-Type and body held to docs/PROTOCOL.md §3.
+func (x *roundTrip) answer() (answerjson.Answer, error) {
+	return answerjson.Parse(x.header.Get("Content-Type"), x.resp)
 }

@@ -40,8 +40,9 @@ type ToolSample struct {
 	// context. Risk defaults to the tool's risk in the manifest (or "low");
 	// ApprovedBy to "A teammate" when that risk is reviewed or high (what
 	// Median sends on an approved call with no name on record), else none;
-	// ConversationID to an id derived from the call's toolCallId, so a call
-	// sent again with the same ToolCallID has the same body. The risk-floor
+	// ConversationID to the call's toolCallId (what Median sends on its
+	// own test calls), so a call sent again with the same ToolCallID has
+	// the same body. The risk-floor
 	// cases (docs/PROTOCOL.md §9) send the sample at other risks, with and
 	// without ApprovedBy.
 	Visitor        Visitor `json:"visitor"`

@@ -14,7 +14,8 @@
 //     medianNavigateTo and medianHighlight removed from the result object's
 //     top level (nowhere else), cut to its first 4,000 characters; the
 //     removed hints become a button (a link to that path) and a highlight
-//     (that CSS selector). A refusal result (§3.1) is read the same way.
+//     (that CSS selector). A refusal result (§3.1) is read the same way;
+//     one whose fields break §3.1 gets a note saying which.
 //   - 200 execution_failed: the agent reads the error's message and is told
 //     not to retry.
 //   - 400 invalid_input: the agent reads the message and is told to fix its
@@ -23,6 +24,12 @@
 //     not answering; it reads nothing of the answer.
 //   - anything else (another 2xx, a 200 that is neither shape, a
 //     Content-Type that is not application/json) is outside the contract.
+//
+// An answer is held to docs/PROTOCOL.md §3 exactly as the conformance
+// suite holds it (both read it with one parser): Content-Type
+// application/json, and a body that is one object with exactly one member,
+// "result" or "error", the error an object with exactly a non-empty string
+// "code" and a string "message".
 //
 // Characters are counted as protocol.FitResult counts them: Unicode code
 // points of the encoded text, a byte that is not valid UTF-8 being one.

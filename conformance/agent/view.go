@@ -1,9 +1,9 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"mime"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -69,7 +69,8 @@ type View struct {
 	Problem string `json:"problem,omitempty"`
 
 	// Notes are remarks for the tool's author: a cut, a hint the widget
-	// cannot use, an unusual status.
+	// cannot use, a refusal whose fields break docs/PROTOCOL.md §3.1, an
+	// unusual status.
 	Notes []string `json:"notes,omitempty"`
 }
 
@@ -87,8 +88,8 @@ func Of(status int, contentType string, body []byte) View {
 	switch {
 	case status == http.StatusOK:
 	case status == http.StatusBadRequest:
-		if a, err := parse(contentType, body); err == nil && a.code == "invalid_input" {
-			return View{Told: ToldFixInput, Text: a.message, Chars: chars.Count([]byte(a.message)), Code: a.code}
+		if a, err := answerjson.Parse(contentType, body); err == nil && a.Code == "invalid_input" {
+			return View{Told: ToldFixInput, Text: a.Message, Chars: chars.Count([]byte(a.Message)), Code: a.Code}
 		}
 		return notAnswering(status)
 	case status >= 200 && status < 300:
@@ -96,16 +97,16 @@ func Of(status int, contentType string, body []byte) View {
 	default:
 		return notAnswering(status)
 	}
-	a, err := parse(contentType, body)
+	a, err := answerjson.Parse(contentType, body)
 	switch {
 	case err != nil:
 		return outside(err.Error())
-	case a.isError && a.code == "execution_failed":
-		return View{Told: ToldDoNotRetry, Text: a.message, Chars: chars.Count([]byte(a.message)), Code: a.code}
-	case a.isError:
-		return outside(fmt.Sprintf("status 200 with error code %q: a 200 carries an error only as execution_failed", a.code))
+	case a.IsError() && a.Code == "execution_failed":
+		return View{Told: ToldDoNotRetry, Text: a.Message, Chars: chars.Count([]byte(a.Message)), Code: a.Code}
+	case a.IsError():
+		return outside(fmt.Sprintf("status 200 with error code %q: a 200 carries an error only as execution_failed", a.Code))
 	}
-	return readResult(a.result)
+	return readResult(a.Result)
 }
 
 // OfDiagnostics returns what Median keeps of a diagnostics answer: the
@@ -115,7 +116,7 @@ func OfDiagnostics(status int, contentType string, body []byte) View {
 	if status != http.StatusOK {
 		return notAnswering(status)
 	}
-	if _, err := parse(contentType, body); err != nil {
+	if _, err := answerjson.Parse(contentType, body); err != nil {
 		return outside(err.Error())
 	}
 	v := View{Told: ToldDiagnostics, Chars: chars.Count(body)}
@@ -130,17 +131,22 @@ func OfDiagnostics(status int, contentType string, body []byte) View {
 // readResult is the view of a 200 {"result": raw}.
 func readResult(raw json.RawMessage) View {
 	v := View{Told: ToldResult, Refusal: answerjson.IsRefusal(raw)}
+	if v.Refusal {
+		if err := answerjson.CheckRefusal(raw); err != nil {
+			v.Notes = append(v.Notes, fmt.Sprintf("%v (docs/PROTOCOL.md §3.1); the agent reads the result all the same", err))
+		}
+	}
 	text := raw
-	if obj, ok := readObject(raw); ok {
+	if obj, ok := answerjson.Members(raw); ok {
 		var kept [][]byte
 		for _, m := range obj {
-			switch m.name {
+			switch m.Name {
 			case hintNavigate:
 				v.Button, v.Notes = hint(m, v.Notes, checkPath)
 			case hintHighlight:
 				v.Highlight, v.Notes = hint(m, v.Notes, checkSelector)
 			default:
-				kept = append(kept, m.raw)
+				kept = append(kept, m.Raw)
 			}
 		}
 		if len(kept) != len(obj) {
@@ -158,13 +164,13 @@ func readResult(raw json.RawMessage) View {
 
 // hint reads one widget hint, removed from the text whatever it holds; an
 // unusable one shows nothing and adds a note.
-func hint(m member, notes []string, check func(string) string) (string, []string) {
+func hint(m answerjson.Member, notes []string, check func(string) string) (string, []string) {
 	var s string
-	if err := json.Unmarshal(m.value, &s); err != nil {
-		return "", append(notes, fmt.Sprintf("%s is not a string (%s): the widget shows nothing", m.name, chars.Snippet(m.value, 40)))
+	if err := json.Unmarshal(m.Value, &s); err != nil {
+		return "", append(notes, fmt.Sprintf("%s is not a string (%s): the widget shows nothing", m.Name, chars.Snippet(m.Value, 40)))
 	}
 	if why := check(s); why != "" {
-		return "", append(notes, fmt.Sprintf("%s %s: the widget shows nothing", m.name, why))
+		return "", append(notes, fmt.Sprintf("%s %s: the widget shows nothing", m.Name, why))
 	}
 	return s, notes
 }
@@ -191,6 +197,20 @@ func checkSelector(s string) string {
 	return ""
 }
 
+// join writes members back as one object.
+func join(members [][]byte) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range members {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(m)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
 // notAnswering is the view of a non-2xx answer the agent reads nothing of.
 func notAnswering(status int) View {
 	return View{Told: ToldNotAnswering, Notes: []string{fmt.Sprintf("status %d: the agent is told only that the tool is not answering; the message is not passed", status)}}
@@ -198,9 +218,3 @@ func notAnswering(status int) View {
 
 // outside is the view of an answer outside the contract.
 func outside(problem string) View { return View{Told: ToldOutside, Problem: problem} }
-
-// isJSONType reports whether a Content-Type is application/json.
-func isJSONType(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	return err == nil && mt == "application/json"
-}

@@ -205,6 +205,12 @@ func TestWhatTheAgentIsTold(t *testing.T) {
 		{"200 both", 200, jsonType, `{"result":1,"error":{"code":"x","message":"y"}}`, ToldOutside, ""},
 		{"200 other error code", 200, jsonType, `{"error":{"code":"invalid_input","message":"y"}}`, ToldOutside, ""},
 		{"200 error without message", 200, jsonType, `{"error":{"code":"execution_failed"}}`, ToldOutside, ""},
+		{"200 error with an extra key", 200, jsonType, `{"error":{"code":"execution_failed","message":"m","retry":false}}`, ToldOutside, ""},
+		{"200 error as text/plain", 200, "text/plain", `{"error":{"code":"execution_failed","message":"m"}}`, ToldOutside, ""},
+		{"200 result twice", 200, jsonType, `{"result":1,"result":2}`, ToldOutside, ""},
+		{"200 result and more", 200, jsonType, `{"result":1} {}`, ToldOutside, ""},
+		{"400 invalid input with an extra key", 400, jsonType, `{"error":{"code":"invalid_input","message":"m","field":"x"}}`, ToldNotAnswering, ""},
+		{"400 invalid input as text/plain", 400, "text/plain", `{"error":{"code":"invalid_input","message":"m"}}`, ToldNotAnswering, ""},
 		{"204", 204, jsonType, ``, ToldOutside, ""},
 	}
 	for _, c := range cases {

@@ -1,18 +1,13 @@
 package adapters_test
 
 import (
-	"io"
-	"log/slog"
 	"net/http"
 	"testing"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/median-go/median/conformance"
 	"github.com/median-go/median/internal/adapters"
 	"github.com/median-go/median/internal/adaptertest"
 	"github.com/median-go/median/internal/fixture"
-	"github.com/median-go/median/protocol"
 )
 
 // testKey is the Median key the conformance runs' endpoints use.
@@ -27,24 +22,11 @@ func TestConformance(t *testing.T) {
 	for _, a := range append([]adaptertest.Adapter{adapters.NetHTTP}, adapters.All()...) {
 		t.Run(a.Name, func(t *testing.T) {
 			serve := func(key string) func(*http.Request) (*http.Response, error) {
-				return adaptertest.Start(t, a.Endpoint(conformanceHandler(t, key))).Forward
+				return adaptertest.Start(t, a.Endpoint(fixture.Handler(t, key))).Forward
 			}
 			target := conformance.Target{Do: serve(testKey), URL: "http://example.test" + adaptertest.Path, Key: testKey, Replay: true, Tools: fixture.Samples()}
 			target.BuildWithKey = func(key string) (func(*http.Request) (*http.Response, error), error) { return serve(key), nil }
 			conformance.Run(t, target)
 		})
 	}
-}
-
-// conformanceHandler builds the core with conformance's fixture tools and
-// key, which may be unusable: the handler then answers every request with
-// the key's error, as the key cases expect.
-func conformanceHandler(t testing.TB, key string) *protocol.Handler {
-	t.Helper()
-	h, err := protocol.New(protocol.Config{Keys: []string{key}, Tools: fixture.Tools(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if key == testKey {
-		require.NoError(t, err)
-	}
-	require.NotNil(t, h, "a key problem alone still builds a handler")
-	return h
 }

@@ -13,6 +13,7 @@ package chars
 import (
 	"encoding/binary"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -69,6 +70,17 @@ func Snippet(b []byte, n int) string {
 		return string(p) + "…"
 	}
 	return string(b)
+}
+
+// Line returns b on one line, each run of white space made one space, and
+// shortened to n characters as Snippet shortens it: a piece of an answer
+// fit for a one-line message. An empty b is "(empty body)".
+func Line(b []byte, n int) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if s == "" {
+		return "(empty body)"
+	}
+	return Snippet([]byte(s), n)
 }
 
 // Group writes n in decimal with a comma between groups of three digits

@@ -82,3 +82,15 @@ func TestSnippet(t *testing.T) {
 		}
 	}
 }
+
+func TestLine(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{{"", 3, "(empty body)"}, {" \n\t", 3, "(empty body)"}, {"404 page not found\n", 40, "404 page not found"}, {"<a>\n  <b>", 40, "<a> <b>"}, {"a  b  c", 3, "a b…"}, {"é\n\né", 3, "é é"}} {
+		if got := Line([]byte(c.in), c.n); got != c.want {
+			t.Errorf("Line(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@
 // what a background goroutine makes true ([Eventually]), the rule for a
 // component a test needs but the machine lacks ([Missing]) and the paired
 // timing of two ways of serving the same calls ([Paired]). Only
-// test code and the test-server packages (internal/redistest,
-// internal/pgtest) import it, so it never reaches a user's binary.
+// test code and the packages that serve tests (internal/redistest,
+// internal/pgtest, internal/fixture) import it, so it never reaches a
+// user's binary.
 package testsupport

@@ -58,7 +58,11 @@ func NewID() string {
 
 // CallBody is the body of a call of tool with toolCallId id, input (valid
 // JSON, sent as is) and p's context, its fields always in the same order.
-// p.ConversationID "" sends "conv_" and id.
+// It is the one builder of a call: mediancheck call, the inspector and
+// conformance (its cases and CallTool) all send what it builds.
+// p.ConversationID "" sends id as the conversationId, as Median sends its
+// own test calls (docs/PROTOCOL.md §2), so the same parts always give the
+// same body.
 func CallBody(tool, id string, input json.RawMessage, p Persona) ([]byte, error) {
 	if !json.Valid(input) {
 		return nil, errors.New("the input is not valid JSON")
@@ -77,7 +81,7 @@ func CallBody(tool, id string, input json.RawMessage, p Persona) ([]byte, error)
 	}
 	conv := p.ConversationID
 	if conv == "" {
-		conv = "conv_" + id
+		conv = id
 	}
 	v := visitor{Verified: p.Verified, Email: p.Email, Name: p.Name}
 	if p.Verified {

@@ -2,7 +2,8 @@
 // each exchange as sent and received: the exact body, headers, status,
 // answer, timing and a curl line that reproduces it. mediancheck's call,
 // manifest and diagnostics subcommands and the inspector page use it, so
-// the same call is built, signed and shown one way.
+// the same call is built, signed and shown one way; conformance builds
+// its calls with [CallBody] too.
 //
 // A call's body is built from its parts in a fixed order, so the same
 // tool, toolCallId, input and persona always give the same bytes: a repeat

@@ -18,9 +18,9 @@ func TestCallBodyIsReproducible(t *testing.T) {
 	if string(a) != string(b) {
 		t.Fatalf("%s\n%s", a, b)
 	}
-	want := `{"tool":"cancel_order","toolCallId":"call_1","input":{"orderId":"A-1"},"context":{"conversationId":"conv_call_1","risk":"high","approvedBy":"Grace","visitor":{"verified":false,"email":"a@b.c"}}}`
+	want := `{"tool":"cancel_order","toolCallId":"call_1","input":{"orderId":"A-1"},"context":{"conversationId":"call_1","risk":"high","approvedBy":"Grace","visitor":{"verified":false,"email":"a@b.c"}}}`
 	if string(a) != want {
-		t.Errorf("body\n%s\nwant\n%s (externalId only when verified)", a, want)
+		t.Errorf("body\n%s\nwant\n%s (externalId only when verified; the conversationId defaults to the toolCallId)", a, want)
 	}
 	if _, err := CallBody("x", "call_1", json.RawMessage(`{`), p); err == nil {
 		t.Error("an input that is not JSON was accepted")

@@ -80,9 +80,6 @@ func runCall(args []string, stdout, stderr io.Writer, getenv func(string) string
 	if *id == "" {
 		*id = "test_" + uuid() // as Median's own test calls are named
 	}
-	if p.ConversationID == "" {
-		p.ConversationID = *id
-	}
 	body, err := wire.CallBody(*tool, *id, json.RawMessage(*input), p)
 	if err != nil {
 		fmt.Fprintf(stderr, "mediancheck call: %v\n", err)
