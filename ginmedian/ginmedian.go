@@ -12,7 +12,8 @@
 // In the first form ([New]) the Handler answers everything: signature,
 // body, the tools registered with [protocol.NewTool], the GET manifest and
 // diagnostics. In the second, [Middleware] verifies and answers everything
-// but verified calls of the tools in protocol.Config.Tools, which reach
+// but verified calls of the tools in protocol.Config.Tools (declare those
+// only your handlers answer with [protocol.DeclareTool]), which reach
 // your handlers: they read the call with [CallFrom] (its Visitor is who
 // the agent talks to) and answer it with [Respond]. The handlers form a
 // chain, and the first one that answers ends it (see "Handler chains" in

@@ -2,7 +2,6 @@ package otelmedian_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -160,10 +159,7 @@ func TestSpanBehindMiddleware(t *testing.T) {
 	obs, err := otelmedian.New(otelmedian.WithTracerProvider(tp))
 	require.NoError(t, err)
 	// The app's handler answers app_tool; the Handler declares it.
-	appTool := protocol.NewTool("app_tool", protocol.RiskLow, "Answered by the app's handler.",
-		func(context.Context, protocol.ToolCall[struct{}]) (any, error) {
-			return nil, errors.New("answered by the app")
-		})
+	appTool := protocol.DeclareTool[struct{}]("app_tool", protocol.RiskLow, "Answered by the app's handler.")
 	h, err := protocol.New(protocol.Config{Keys: []string{testKey}, Tools: []*protocol.Tool{appTool}, Observer: obs.Observe})
 	require.NoError(t, err)
 	mux := http.NewServeMux()

@@ -19,9 +19,14 @@ const (
 )
 
 // runTool runs the prepared tool under its timeout and encodes its answer
-// (PROTOCOL.md §5 step 11).
+// (PROTOCOL.md §5 step 11). A declared tool has nothing to run: its call
+// is answered execution_failed, and a warning is logged.
 func (h *Handler) runTool(ctx context.Context, st *callState) Response {
 	tool := st.tool
+	if tool.declared {
+		h.warnDeclared(ctx, st.call)
+		return errorResponse(errorf(CodeExecutionFailed, "tool %s has no function on this server: it is declared for handlers behind the Median middleware, and none answers it here", tool.name))
+	}
 	runCtx := ctx
 	if tool.timeout > 0 {
 		var cancel context.CancelFunc
@@ -33,6 +38,16 @@ func (h *Handler) runTool(ctx context.Context, st *callState) Response {
 		err = fmt.Errorf("tool %s timed out after %s", tool.name, tool.timeout)
 	}
 	return h.encodeAnswer(ctx, st, result, err)
+}
+
+// warnDeclared logs, at most once per logInterval, that a call of a tool
+// declared with [DeclareTool] reached [Handler.Serve], which has no
+// function to run it.
+func (h *Handler) warnDeclared(ctx context.Context, call *Call) {
+	if ok, held := h.declaredRun.allow(h.cfg.Now()); ok {
+		h.cfg.Logger.WarnContext(ctx, "median: a call of a tool declared with DeclareTool reached the Handler, which has no function to run it, and was answered execution_failed: mount the endpoint with the handlers that answer it (Handler.Mount or an adapter's Mount with handlers, or Middleware), or build the tool with NewTool",
+			"tool", call.Tool, "toolCallId", call.ToolCallID, "suppressed", held)
+	}
 }
 
 // encodeAnswer turns what a tool (or a middleware handler, or an

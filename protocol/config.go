@@ -47,7 +47,9 @@ type Config struct {
 	// KeySource and 2 s for the files.
 	KeyRefresh time.Duration
 
-	// Tools are the tools this endpoint offers; build them with [NewTool].
+	// Tools are the tools this endpoint offers; build them with [NewTool],
+	// or with [DeclareTool] for the tools your own handlers answer behind
+	// [Handler.Middleware].
 	Tools []*Tool
 
 	// Interceptors run before every tool, in order, after the input is

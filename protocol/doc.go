@@ -20,7 +20,8 @@
 //
 // In middleware mode ([Handler.Middleware], [Handler.Mount] with handlers,
 // and every adapter's Mount with handlers) your own handlers answer the
-// verified calls of the tools in [Config.Tools]; a call of any other tool is
+// verified calls of the tools in [Config.Tools] (declare those without a
+// function of their own with [DeclareTool]); a call of any other tool is
 // answered 404 unknown_tool before they run. Mount takes several handlers,
 // such as an authorization check and then a dispatcher, and every adapter
 // runs them by one rule:

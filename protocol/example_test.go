@@ -184,10 +184,7 @@ func ExampleHandler_Middleware() {
 	// The app answers ping itself, but declares it: the manifest lists it,
 	// and a call of a tool not declared is answered 404 unknown_tool
 	// before the app runs.
-	ping := protocol.NewTool("ping", protocol.RiskLow, "Answers pong.",
-		func(context.Context, protocol.ToolCall[struct{}]) (any, error) {
-			return nil, errors.New("answered by the app")
-		})
+	ping := protocol.DeclareTool[struct{}]("ping", protocol.RiskLow, "Answers pong.")
 	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: []*protocol.Tool{ping}})
 	if err != nil {
 		panic(err)
@@ -215,6 +212,37 @@ func ExampleHandler_Middleware() {
 	// Output:
 	// 200 {"result":{"pong":"conv_9"}}
 	// 401
+}
+
+// Declare a tool your own handler answers: the manifest lists it, and its
+// input is checked against the schema inferred from OrderInput before the
+// handler runs.
+func ExampleDeclareTool() {
+	lookup := protocol.DeclareTool[OrderInput]("lookup_order", protocol.RiskLow, "Look up the status of one of the visitor's orders.")
+	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: []*protocol.Tool{lookup}})
+	if err != nil {
+		panic(err)
+	}
+	mux := http.NewServeMux()
+	h.Mount(mux, "/api/median", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		call, _ := protocol.CallFrom(r.Context())
+		var in OrderInput
+		if err := call.BindInput(&in); err != nil {
+			protocol.Respond(w, r, nil, err)
+			return
+		}
+		protocol.Respond(w, r, OrderStatus{OrderID: in.OrderID, Status: "shipped"}, nil)
+	}))
+
+	empty := strings.NewReplacer(`"A-1001"`, `""`, "call_1", "call_2").Replace(orderCall)
+	for _, body := range []string{orderCall, empty} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, signed(http.MethodPost, "/api/median", body))
+		fmt.Println(rec.Code, rec.Body.String())
+	}
+	// Output:
+	// 200 {"result":{"orderId":"A-1001","status":"shipped"}}
+	// 400 {"error":{"code":"invalid_input","message":"orderId: must be at least 1 character long"}}
 }
 
 // Interceptors run before every tool: here an audit line and a rule that

@@ -45,6 +45,7 @@ type Handler struct {
 	// per logInterval each.
 	offContract rareLog // a handler answered a verified call outside the contract
 	unanswered  rareLog // a handler left a verified call unanswered
+	declaredRun rareLog // a call of a declared tool reached Serve
 }
 
 // New builds a Handler from cfg. Every problem is reported at once, joined

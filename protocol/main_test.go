@@ -3,7 +3,6 @@ package protocol
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -23,20 +22,14 @@ func TestMain(m *testing.M) {
 }
 
 // appTools declares tools that the app's own handler answers behind the
-// middleware, as middleware mode requires: any object as input, and a
-// function that fails saying so, should the Handler itself run it.
+// middleware, as middleware mode requires: any object as input.
 func appTools(names ...string) []*Tool {
 	tools := make([]*Tool, len(names))
 	for i, name := range names {
-		tools[i] = NewTool(name, RiskLow, "Answered by the app's handler.", func(context.Context, ToolCall[map[string]any]) (any, error) {
-			return nil, errAppTool
-		}, WithInputSchema(json.RawMessage(`{"type":"object"}`)))
+		tools[i] = DeclareTool[map[string]any](name, RiskLow, "Answered by the app's handler.", WithInputSchema(json.RawMessage(`{"type":"object"}`)))
 	}
 	return tools
 }
-
-// errAppTool is what an appTools tool answers when the Handler runs it.
-var errAppTool = errors.New("this tool is answered by the app's handler behind the middleware")
 
 // testKey is a usable Median key (40 visible ASCII characters).
 const testKey = "mk_test_0123456789abcdefghijklmnopqrstuv"

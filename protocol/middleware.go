@@ -17,10 +17,11 @@ import (
 //
 // The tools in Config.Tools declare the endpoint: the manifest lists them,
 // and a call of one has its input checked against the tool's schema and
-// the risk floor applied before next runs (their functions are not
-// called). Register every tool next answers: Median only calls the tools
-// of the manifest, and a call of any other tool is answered 404
-// unknown_tool before next runs, as [Handler.Serve] answers it.
+// the risk floor applied before next runs (a function given to [NewTool]
+// is not called). Declare every tool next answers, with [DeclareTool]
+// when it has no function of its own: Median only calls the tools of the
+// manifest, and a call of any other tool is answered 404 unknown_tool
+// before next runs, as [Handler.Serve] answers it.
 //
 // next sees the call on its request's context ([CallFrom]) and reads the
 // body as Median sent it. A call next leaves unanswered (it writes

@@ -16,7 +16,8 @@ import (
 var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // Tool is a registered tool: name, description, risk, input schema and the
-// function that runs it. Build it with [NewTool] and pass it in
+// function that runs it. Build it with [NewTool], or with [DeclareTool] for
+// a tool your own handlers answer behind the middleware, and pass it in
 // [Config.Tools]. Problems found while building it (a bad name, a type
 // that cannot be described) are reported by [New], all at once.
 // Interceptors see it: its name is the call's Tool.
@@ -31,12 +32,14 @@ type Tool struct {
 	budget      int  // characters; 0: no trimming
 	// interceptors run before this tool, after the global ones.
 	interceptors []Interceptor
-	// prepare decodes and validates the call's input and returns the run.
+	// prepare decodes and validates the call's input and returns the run
+	// (nil for a declared tool).
 	prepare  func(call *Call) (func(context.Context) (any, error), error)
+	declared bool // built by DeclareTool: no function, its calls are answered behind the middleware
 	problems []error
 }
 
-// ToolOption configures a tool built with [NewTool].
+// ToolOption configures a tool built with [NewTool] or [DeclareTool].
 type ToolOption func(*Tool)
 
 // WithInputSchema replaces the inferred input schema with raw, a JSON Schema
@@ -96,7 +99,58 @@ func WithInterceptors(ics ...Interceptor) ToolOption {
 // into In, and returns a result encoded as JSON, a [*Refusal] (answered as a
 // refusal result) or an error (answered as execution_failed with the
 // error's message).
+//
+// For a tool your own handlers answer behind [Handler.Middleware], use
+// [DeclareTool], which takes no function.
 func NewTool[In, Out any](name string, risk Risk, description string, fn func(ctx context.Context, call ToolCall[In]) (Out, error), opts ...ToolOption) *Tool {
+	t := describeTool[In](name, risk, description, opts)
+	if fn == nil {
+		t.problems = append(t.problems, errors.New("function is nil: pass the tool's function, or declare a tool your own handlers answer with DeclareTool"))
+	}
+	t.prepare = func(call *Call) (func(context.Context) (any, error), error) {
+		tc := ToolCall[In]{Call: call}
+		if err := decodeInput(call, &tc.Input); err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) (any, error) { return fn(ctx, tc) }, nil
+	}
+	return t
+}
+
+// DeclareTool declares a tool without a function, for middleware mode
+// ([Handler.Middleware], [Handler.Mount] with handlers, an adapter's Mount
+// with handlers or Middleware), where your own handlers answer its calls
+// with [Respond]. The manifest lists it, and a call of it has its input
+// checked against the schema, the risk floor applied and the interceptors
+// run before your handlers; behind the middleware In's Validate method does
+// not run (decode the input with [Call.BindInput] and check it there).
+//
+// name, risk, description and the options are those of [NewTool], checked
+// the same way, and the input schema is inferred from In in the same way
+// unless [WithInputSchema] gives one: DeclareTool[map[string]any] with
+// WithInputSchema for a schema written by hand. [WithTimeout] does not
+// bound your handlers, whose work ends with the request's context.
+//
+// The Handler itself has nothing to run for it: a call of it that
+// reaches [Handler.Serve] (the endpoint mounted without handlers) goes
+// through every check of a call, In's Validate included, and is then
+// answered execution_failed saying that no handler answers the tool here,
+// and a warning is logged (at most one line every ten seconds).
+func DeclareTool[In any](name string, risk Risk, description string, opts ...ToolOption) *Tool {
+	t := describeTool[In](name, risk, description, opts)
+	t.declared = true
+	t.prepare = func(call *Call) (func(context.Context) (any, error), error) {
+		var in In
+		return nil, decodeInput(call, &in)
+	}
+	return t
+}
+
+// describeTool builds what [NewTool] and [DeclareTool] share: the options
+// applied, the name, risk, description and interceptors checked, and the
+// input schema inferred from In or given, then compiled. Every problem is
+// kept for [New].
+func describeTool[In any](name string, risk Risk, description string, opts []ToolOption) *Tool {
 	t := &Tool{name: name, description: description, risk: risk}
 	for _, o := range opts {
 		o(t)
@@ -109,9 +163,6 @@ func NewTool[In, Out any](name string, risk Risk, description string, fn func(ct
 	}
 	if risk.rank() == 0 {
 		t.problems = append(t.problems, fmt.Errorf("risk %q is not one of low, medium, reviewed, high", risk))
-	}
-	if fn == nil {
-		t.problems = append(t.problems, errors.New("function is nil"))
 	}
 	for i, ic := range t.interceptors {
 		if ic == nil {
@@ -132,17 +183,16 @@ func NewTool[In, Out any](name string, risk Risk, description string, fn func(ct
 		}
 		t.schema = s
 	}
-	t.prepare = func(call *Call) (func(context.Context) (any, error), error) {
-		tc := ToolCall[In]{Call: call}
-		if err := call.BindInput(&tc.Input); err != nil {
-			return nil, err
-		}
-		if err := validateInput(&tc.Input); err != nil {
-			return nil, err
-		}
-		return func(ctx context.Context) (any, error) { return fn(ctx, tc) }, nil
-	}
 	return t
+}
+
+// decodeInput decodes the call's input into in (a pointer to the tool's
+// input type) and runs its Validate method, for [Handler.Serve].
+func decodeInput(call *Call, in any) error {
+	if err := call.BindInput(in); err != nil {
+		return err
+	}
+	return validateInput(in)
 }
 
 // Risk returns the tool's declared risk: the lowest risk at which it may

@@ -63,10 +63,6 @@ const (
 // ErrFail is what the "fail" tool returns.
 var ErrFail = errors.New("the order service is down")
 
-// errCustomTool is what a custom tool answers should the Handler itself
-// run it: only the kit's middleware handler answers them.
-var errCustomTool = errors.New("adaptertest: this tool is answered by the handler behind the middleware")
-
 // Refusal is what the "refuse" tool returns.
 var Refusal = protocol.Refuse("not_signed_in", "Sign in to see your orders.")
 
@@ -158,11 +154,9 @@ func NewHandler(options ...func(*protocol.Config)) (*protocol.Handler, *Runs) {
 
 // AppTool declares a tool that a handler behind the middleware answers, as
 // middleware mode requires (it answers any other tool 404 unknown_tool):
-// any object as input, and a function that fails should the Handler
-// itself run it.
+// any object as input.
 func AppTool(name string) *protocol.Tool {
-	return protocol.NewTool(name, protocol.RiskLow, "Answered by the handler behind the middleware.",
-		func(context.Context, protocol.ToolCall[map[string]any]) (any, error) { return nil, errCustomTool },
+	return protocol.DeclareTool[map[string]any](name, protocol.RiskLow, "Answered by the handler behind the middleware.",
 		protocol.WithInputSchema(json.RawMessage(`{"type":"object"}`)))
 }
 
