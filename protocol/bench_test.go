@@ -95,7 +95,7 @@ func BenchmarkDecodeBody(b *testing.B) {
 // median+validate adds the schema check between them.
 func BenchmarkDecodeBind(b *testing.B) {
 	tool := quoteOrderTool()
-	if err := tool.err(); err != nil {
+	if err := tool.Err(); err != nil {
 		b.Fatal(err)
 	}
 	for _, size := range typedSizes {

@@ -68,7 +68,7 @@ func New(cfg Config) (*Handler, error) {
 			problems = append(problems, fmt.Errorf("tool %d is nil", i))
 			continue
 		}
-		if err := t.err(); err != nil {
+		if err := t.Err(); err != nil {
 			problems = append(problems, err)
 		}
 		if _, dup := h.tools[t.name]; dup {

@@ -19,8 +19,8 @@ var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // function that runs it. Build it with [NewTool], or with [DeclareTool] for
 // a tool your own handlers answer behind the middleware, and pass it in
 // [Config.Tools]. Problems found while building it (a bad name, a type
-// that cannot be described) are reported by [New], all at once.
-// Interceptors see it: its name is the call's Tool.
+// that cannot be described) are reported by [New], all at once, and by
+// [Tool.Err]. Interceptors see it: its name is the call's Tool.
 type Tool struct {
 	name        string
 	description string
@@ -199,8 +199,18 @@ func decodeInput(call *Call, in any) error {
 // run (PROTOCOL.md §9).
 func (t *Tool) Risk() Risk { return t.risk }
 
-// err joins every problem found while building the tool, or returns nil.
-func (t *Tool) err() error {
+// Name returns the tool's name, the Tool of every call of it. Use it where
+// something kept per tool needs a name: a log line, a count's key.
+func (t *Tool) Name() string { return t.name }
+
+// Err returns every problem found while building the tool, joined, or nil:
+// what [New] reports for it. Use it to check a tool that a package other
+// than protocol is given (as ratelimit.Config.Tools is) before the Handler
+// is built. A Tool not built with [NewTool] is a problem.
+func (t *Tool) Err() error {
+	if t.prepare == nil {
+		return fmt.Errorf("tool %q was not built with protocol.NewTool: build every tool with NewTool", t.name)
+	}
 	if len(t.problems) == 0 {
 		return nil
 	}

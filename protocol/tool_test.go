@@ -234,13 +234,20 @@ func TestNewReportsEveryToolProblem(t *testing.T) {
 		NewTool("nodesc", RiskLow, "", ok),
 		NewTool(strings.Repeat("a", 65), RiskLow, "Long name.", ok),
 		nil,
+		{name: "zero"}, // not built with NewTool
 	}
 	h, err := New(Config{Keys: []string{testKey}, Tools: tools, Logger: discardLogger()})
 	require.Error(t, err)
 	assert.Nil(t, h)
 	msg := err.Error()
-	for _, want := range []string{`"bad name!"`, `"twice" is registered twice`, `"nilfn"`, "function is nil", `"badschema"`, `"arrayschema"`, `"funcfield"`, "func", `"norisk"`, `"nodesc"`, "description is empty", strings.Repeat("a", 65), "tool 10 is nil"} {
+	for _, want := range []string{`"bad name!"`, `"twice" is registered twice`, `"nilfn"`, "function is nil", `"badschema"`, `"arrayschema"`, `"funcfield"`, "func", `"norisk"`, `"nodesc"`, "description is empty", strings.Repeat("a", 65), "tool 10 is nil", `"zero" was not built with protocol.NewTool`} {
 		assert.Contains(t, msg, want)
+	}
+	for _, tool := range tools {
+		if tool != nil && tool.Name() != "twice" {
+			require.Error(t, tool.Err(), "Tool.Err reports what New reports of %q", tool.Name())
+			assert.Contains(t, msg, tool.Err().Error())
+		}
 	}
 	// Each good tool alone is fine.
 	_, err = New(Config{Keys: []string{testKey}, Tools: []*Tool{tools[1]}, Logger: discardLogger()})
@@ -258,7 +265,8 @@ func TestNewReportsToolAndKeyProblemsTogether(t *testing.T) {
 
 func TestToolAccessors(t *testing.T) {
 	tool := echoTool(nil)
-	assert.Equal(t, "echo", tool.name)
+	assert.Equal(t, "echo", tool.Name())
+	assert.NoError(t, tool.Err())
 	assert.Equal(t, RiskLow, tool.Risk())
 	assert.Equal(t, "Echoes the order id.", tool.description)
 	assert.JSONEq(t, `"object"`, gjson(t, tool.inputSchema, "type"))

@@ -14,12 +14,13 @@ import (
 // conversation may try again ("Try again in about 3 seconds.").
 var LookupOrderLimit = ratelimit.Limit{Calls: 20, Per: time.Minute}
 
-// newLimits returns the demo's interceptor: LookupOrderLimit on
-// lookup_order, counted per conversation in this process's memory on the
-// clock now (nil for time.Now), and no cap on the other tools.
-func newLimits(now func() time.Time, logger *slog.Logger) (protocol.Interceptor, error) {
+// newLimits returns the demo's interceptor: LookupOrderLimit on lookup, the
+// lookup_order tool the Handler runs (a cap is keyed by the tool itself),
+// counted per conversation in this process's memory on the clock now (nil
+// for time.Now), and no cap on the other tools.
+func newLimits(lookup *protocol.Tool, now func() time.Time, logger *slog.Logger) (protocol.Interceptor, error) {
 	return ratelimit.New(ratelimit.Config{
-		Tools:   map[string]ratelimit.Limit{LookupOrderTool: LookupOrderLimit},
+		Tools:   map[*protocol.Tool]ratelimit.Limit{lookup: LookupOrderLimit},
 		By:      ratelimit.PerConversation,
 		Backend: ratelimit.NewMemory(ratelimit.MemoryOptions{Now: now}),
 		Logger:  logger,

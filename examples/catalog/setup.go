@@ -156,7 +156,7 @@ func New(opts Options) (*Demo, error) {
 	if k, err := protocol.ParseKey(d.Key); err == nil {
 		d.Fingerprint = k.String()
 	}
-	tools := Tools(d.Orders)
+	tools, lookup := catalogTools(d.Orders)
 	// Every tool call becomes an execute_tool span and two metrics on the
 	// global OpenTelemetry providers: no-ops until the app installs an SDK
 	// (otel.SetTracerProvider / otel.SetMeterProvider, e.g. with an OTLP
@@ -166,7 +166,7 @@ func New(opts Options) (*Demo, error) {
 		_ = d.Close()
 		return nil, err
 	}
-	limits, err := newLimits(opts.Now, opts.Logger)
+	limits, err := newLimits(lookup, opts.Now, opts.Logger)
 	if err != nil {
 		_ = d.Close()
 		return nil, err

@@ -39,15 +39,23 @@ type Cancellation struct {
 // Tools returns the catalog's tools over orders, ready for
 // protocol.Config.Tools.
 func Tools(orders *Orders) []*protocol.Tool {
+	all, _ := catalogTools(orders)
+	return all
+}
+
+// catalogTools returns the catalog's tools over orders and, among them,
+// lookup_order, the one the demo caps (newLimits).
+func catalogTools(orders *Orders) (all []*protocol.Tool, lookup *protocol.Tool) {
+	lookup = protocol.NewTool(LookupOrderTool, protocol.RiskLow,
+		"Look up one of the signed-in customer's orders by its id: its status and a link to open it.",
+		func(ctx context.Context, call protocol.ToolCall[OrderInput]) (Order, error) {
+			return LookupOrder(orders, call.Visitor, call.Input)
+		},
+		// It changes nothing: when the replay store is down it still
+		// answers (docs/PROTOCOL.md §8).
+		protocol.ReadOnly())
 	return []*protocol.Tool{
-		protocol.NewTool(LookupOrderTool, protocol.RiskLow,
-			"Look up one of the signed-in customer's orders by its id: its status and a link to open it.",
-			func(ctx context.Context, call protocol.ToolCall[OrderInput]) (Order, error) {
-				return LookupOrder(orders, call.Visitor, call.Input)
-			},
-			// It changes nothing: when the replay store is down it still
-			// answers (docs/PROTOCOL.md §8).
-			protocol.ReadOnly()),
+		lookup,
 		protocol.NewTool(CancelOrderTool, protocol.RiskHigh,
 			"Cancel an order by its id. A teammate approves every cancellation before it runs.",
 			func(ctx context.Context, call protocol.ToolCall[OrderInput]) (Cancellation, error) {
@@ -57,7 +65,7 @@ func Tools(orders *Orders) []*protocol.Tool {
 				}
 				return Cancellation{OrderID: call.Input.OrderID, Cancelled: true}, nil
 			}),
-	}
+	}, lookup
 }
 
 // LookupOrder is lookup_order: it refuses a visitor who is not verified

@@ -71,11 +71,15 @@ type Backend interface {
 // Config configures [New].
 type Config struct {
 	// Limit is the cap of every tool the interceptor covers that Tools
-	// does not name. Leave it zero to limit only the tools Tools names.
+	// does not hold. Leave it zero to limit only the tools in Tools.
 	Limit Limit
-	// Tools gives tools by name a cap of their own, counted apart from
-	// the others' (as with PerTool).
-	Tools map[string]Limit
+	// Tools gives tools a cap of their own, counted apart from the
+	// others' (as with PerTool). Key each cap by the *protocol.Tool you
+	// pass in protocol.Config.Tools: a call's cap is found by that value,
+	// so no name can be misspelled. A tool built again, even with the
+	// same name, is another tool and falls under Limit. Counts are named
+	// by the tool's name, so instances that share a Backend share them.
+	Tools map[*protocol.Tool]Limit
 	// By says what one count covers; default PerConversation.
 	By By
 	// Backend keeps the counts; default a [Memory] with default options.
@@ -90,7 +94,7 @@ type Config struct {
 // limiter is what the interceptor New returns holds.
 type limiter struct {
 	limit   Limit
-	tools   map[string]Limit
+	tools   map[*protocol.Tool]Limit
 	by      By
 	backend Backend
 	timeout time.Duration
@@ -102,7 +106,9 @@ type limiter struct {
 // New returns an interceptor that refuses calls over their cap with the
 // refusal of reason "rate_limited" (see the package documentation). It
 // fails when a limit is not usable (a zero or negative number of calls or
-// period), when no limit is given, or when By is not a valid combination.
+// period), when no limit is given, when Config.Tools holds a nil tool or a
+// tool with problems ([protocol.Tool.Err]), or when By is not a valid
+// combination.
 func New(cfg Config) (protocol.Interceptor, error) {
 	var problems []error
 	if cfg.Limit != (Limit{}) || len(cfg.Tools) == 0 {
@@ -110,8 +116,15 @@ func New(cfg Config) (protocol.Interceptor, error) {
 			problems = append(problems, err)
 		}
 	}
-	for name, l := range cfg.Tools {
-		if err := l.check(fmt.Sprintf("Config.Tools[%q]", name)); err != nil {
+	for tool, l := range cfg.Tools {
+		if tool == nil {
+			problems = append(problems, errors.New("median: ratelimit: Config.Tools holds a nil tool: key each cap by the *protocol.Tool you pass in protocol.Config.Tools"))
+			continue
+		}
+		if err := tool.Err(); err != nil {
+			problems = append(problems, fmt.Errorf("median: ratelimit: Config.Tools holds a tool that protocol.New would refuse: %w", err))
+		}
+		if err := l.check(fmt.Sprintf("Config.Tools[%q]", tool.Name())); err != nil {
 			problems = append(problems, err)
 		}
 	}
@@ -142,8 +155,8 @@ func New(cfg Config) (protocol.Interceptor, error) {
 }
 
 // intercept is the protocol.Interceptor.
-func (l *limiter) intercept(ctx context.Context, call *protocol.Call, _ *protocol.Tool) error {
-	limit, own := l.tools[call.Tool]
+func (l *limiter) intercept(ctx context.Context, call *protocol.Call, tool *protocol.Tool) error {
+	limit, own := l.tools[tool]
 	if !own {
 		if l.limit == (Limit{}) {
 			return nil // only the tools in Config.Tools are limited

@@ -229,9 +229,12 @@ func TestPerTool(t *testing.T) {
 }
 
 // TestRatesPerTool: Config.Tools gives a tool its own rate; with no
-// Config.Limit the other tools are not limited.
+// Config.Limit the other tools are not limited, with one they fall under it.
 func TestRatesPerTool(t *testing.T) {
-	e := newEndpoint(t, mustNew(t, ratelimit.Config{Tools: map[string]ratelimit.Limit{"lookup_order": {Calls: 1, Per: 10 * time.Second}}}))
+	tools := &endpoint{}
+	lookup := tools.tool("lookup_order")
+	e := newEndpoint(t, mustNew(t, ratelimit.Config{Tools: map[*protocol.Tool]ratelimit.Limit{lookup: {Calls: 1, Per: 10 * time.Second}}}),
+		lookup, tools.tool("track_parcel"))
 	ok, _ := limited(t, e.call(t, "lookup_order", "c1", ada))
 	require.False(t, ok)
 	ok, detail := limited(t, e.call(t, "lookup_order", "c2", ada))
@@ -241,9 +244,12 @@ func TestRatesPerTool(t *testing.T) {
 		ok, _ = limited(t, e.call(t, "track_parcel", fmt.Sprint("t", i), ada))
 		assert.False(t, ok, "a tool without a rate is not limited")
 	}
+	assert.Equal(t, int64(1), tools.runCount("lookup_order"), "the call over lookup_order's rate was not run")
+	assert.Equal(t, int64(5), tools.runCount("track_parcel"))
 
+	lookup = tools.tool("lookup_order")
 	both := newEndpoint(t, mustNew(t, ratelimit.Config{Limit: ratelimit.Limit{Calls: 1, Per: time.Minute},
-		Tools: map[string]ratelimit.Limit{"lookup_order": {Calls: 3, Per: time.Minute}}}))
+		Tools: map[*protocol.Tool]ratelimit.Limit{lookup: {Calls: 3, Per: time.Minute}}}), lookup, tools.tool("track_parcel"))
 	for i := range 3 {
 		ok, _ = limited(t, both.call(t, "lookup_order", fmt.Sprint("l", i), ada))
 		require.False(t, ok, "lookup_order's own rate")
@@ -252,6 +258,22 @@ func TestRatesPerTool(t *testing.T) {
 	require.False(t, ok, "counted apart from lookup_order's")
 	ok, _ = limited(t, both.call(t, "track_parcel", "t1", ada))
 	require.True(t, ok, "the default rate")
+}
+
+// TestToolRateIsFoundByTheTool: a tool's own rate is found by the
+// *protocol.Tool the Handler runs, not by its name: a tool built again with
+// the same name is another tool and falls under Config.Limit.
+func TestToolRateIsFoundByTheTool(t *testing.T) {
+	tools := &endpoint{}
+	capped, served := tools.tool("lookup_order"), tools.tool("lookup_order")
+	e := newEndpoint(t, mustNew(t, ratelimit.Config{Limit: ratelimit.Limit{Calls: 2, Per: time.Minute},
+		Tools: map[*protocol.Tool]ratelimit.Limit{capped: {Calls: 1, Per: time.Minute}}}), served)
+	for i := range 2 {
+		ok, _ := limited(t, e.call(t, "lookup_order", fmt.Sprint("c", i), ada))
+		require.False(t, ok, "call %d: the served tool is not the capped one, so Limit's 2 calls apply", i+1)
+	}
+	ok, _ := limited(t, e.call(t, "lookup_order", "c2", ada))
+	assert.True(t, ok, "the third call is over Limit")
 }
 
 // TestOneTool: the interceptor given to one tool limits that tool only.
@@ -293,7 +315,7 @@ func TestNewRefusesUnusableLimits(t *testing.T) {
 		"negative calls":  {Limit: ratelimit.Limit{Calls: -1, Per: time.Minute}},
 		"zero period":     {Limit: ratelimit.Limit{Calls: 5}},
 		"negative period": {Limit: ratelimit.Limit{Calls: 5, Per: -time.Second}},
-		"zero tool rate":  {Tools: map[string]ratelimit.Limit{"lookup_order": {Calls: 0, Per: time.Minute}}},
+		"zero tool rate":  {Tools: map[*protocol.Tool]ratelimit.Limit{(&endpoint{}).tool("lookup_order"): {Calls: 0, Per: time.Minute}}},
 		"two scopes":      {Limit: ratelimit.Limit{Calls: 5, Per: time.Minute}, By: ratelimit.PerConversation | ratelimit.PerVisitor},
 		"unknown scope":   {Limit: ratelimit.Limit{Calls: 5, Per: time.Minute}, By: 64},
 		"negative wait":   {Limit: ratelimit.Limit{Calls: 5, Per: time.Minute}, Timeout: -time.Second},
@@ -303,6 +325,29 @@ func TestNewRefusesUnusableLimits(t *testing.T) {
 			require.Error(t, err)
 			assert.Nil(t, ic)
 			assert.Contains(t, err.Error(), "median: ratelimit:")
+		})
+	}
+}
+
+// TestNewRefusesBadTools: a nil tool, a tool with problems and a Tool not
+// built with NewTool are refused, each with what to fix.
+func TestNewRefusesBadTools(t *testing.T) {
+	every := ratelimit.Limit{Calls: 5, Per: time.Minute}
+	for name, c := range map[string]struct {
+		tool *protocol.Tool
+		want []string
+	}{
+		"nil tool":       {nil, []string{"Config.Tools holds a nil tool", "key each cap by the *protocol.Tool you pass in protocol.Config.Tools"}},
+		"bad name":       {(&endpoint{}).tool("lookup order"), []string{"a tool that protocol.New would refuse", `tool "lookup order": name "lookup order" must match`}},
+		"not by NewTool": {&protocol.Tool{}, []string{"a tool that protocol.New would refuse", "was not built with protocol.NewTool"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ic, err := ratelimit.New(ratelimit.Config{Limit: every, Tools: map[*protocol.Tool]ratelimit.Limit{c.tool: every}})
+			require.Error(t, err)
+			assert.Nil(t, ic)
+			for _, want := range c.want {
+				assert.Contains(t, err.Error(), want)
+			}
 		})
 	}
 }

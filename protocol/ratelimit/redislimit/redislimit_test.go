@@ -48,23 +48,34 @@ type instance struct {
 	logs *testsupport.Buffer
 }
 
+// newInstance builds an instance whose limiter caps every call at limit.
 func newInstance(t *testing.T, client redis.UniversalClient, limit ratelimit.Limit) *instance {
+	t.Helper()
+	return newInstanceWith(t, client, func(*protocol.Tool) ratelimit.Config { return ratelimit.Config{Limit: limit} })
+}
+
+// newInstanceWith builds an instance whose limiter is configured by
+// limits, given the instance's own lookup_order tool; the Backend, Timeout
+// and Logger are set here.
+func newInstanceWith(t *testing.T, client redis.UniversalClient, limits func(lookup *protocol.Tool) ratelimit.Config) *instance {
 	t.Helper()
 	backend, err := redislimit.New(client, redislimit.Options{Prefix: "test:" + t.Name() + ":"})
 	require.NoError(t, err)
 	in := &instance{logs: &testsupport.Buffer{}}
-	ic, err := ratelimit.New(ratelimit.Config{Limit: limit, Backend: backend, Timeout: limitTimeout,
-		Logger: slog.New(slog.NewTextHandler(in.logs, nil))})
+	lookup := protocol.NewTool("lookup_order", protocol.RiskLow, "Looks up an order.",
+		func(ctx context.Context, c protocol.ToolCall[struct{}]) (string, error) {
+			in.runs.Add(1)
+			return "shipped", nil
+		})
+	cfg := limits(lookup)
+	cfg.Backend, cfg.Timeout, cfg.Logger = backend, limitTimeout, slog.New(slog.NewTextHandler(in.logs, nil))
+	ic, err := ratelimit.New(cfg)
 	require.NoError(t, err)
 	in.h, err = protocol.New(protocol.Config{
 		Keys:         []string{testKey},
 		Interceptors: []protocol.Interceptor{ic},
 		Logger:       slog.New(slog.DiscardHandler),
-		Tools: []*protocol.Tool{protocol.NewTool("lookup_order", protocol.RiskLow, "Looks up an order.",
-			func(ctx context.Context, c protocol.ToolCall[struct{}]) (string, error) {
-				in.runs.Add(1)
-				return "shipped", nil
-			})},
+		Tools:        []*protocol.Tool{lookup},
 	})
 	require.NoError(t, err)
 	return in
@@ -111,6 +122,27 @@ func TestSharedAcrossInstances(t *testing.T) {
 	refused, _, _ = b.call(t, "conv_2")
 	assert.False(t, refused, "another conversation has its own count")
 	assert.Equal(t, int64(4), a.runs.Load()+b.runs.Load(), "three calls of conv_1 and one of conv_2 ran; the refused one did not")
+}
+
+// TestToolRateSharedAcrossInstances: each instance keys lookup_order's own
+// rate by its own *protocol.Tool, and the count in Redis is named by the
+// tool's name, so the two instances count the tool's calls together.
+func TestToolRateSharedAcrossInstances(t *testing.T) {
+	srv := redistest.Start(t)
+	ca, _ := newClient(t, srv.Addr)
+	cb, _ := newClient(t, srv.Addr)
+	own := func(lookup *protocol.Tool) ratelimit.Config {
+		return ratelimit.Config{Tools: map[*protocol.Tool]ratelimit.Limit{lookup: {Calls: 2, Per: time.Minute}}}
+	}
+	a, b := newInstanceWith(t, ca, own), newInstanceWith(t, cb, own)
+	for i, in := range []*instance{a, b} {
+		refused, _, _ := in.call(t, "conv_1")
+		require.False(t, refused, "call %d of 2", i+1)
+	}
+	refused, detail, _ := a.call(t, "conv_1")
+	require.True(t, refused, "the third call, on either instance")
+	assert.Contains(t, detail, "Try again in about 30 seconds.")
+	assert.Equal(t, int64(2), a.runs.Load()+b.runs.Load())
 }
 
 // TestOneRoundTrip: after the script is loaded, each call is one command.
