@@ -206,10 +206,10 @@ func (t *Tool) Name() string { return t.name }
 // Err returns every problem found while building the tool, joined, or nil:
 // what [New] reports for it. Use it to check a tool that a package other
 // than protocol is given (as ratelimit.Config.Tools is) before the Handler
-// is built. A Tool not built with [NewTool] is a problem.
+// is built. A Tool not built with [NewTool] or [DeclareTool] is a problem.
 func (t *Tool) Err() error {
 	if t.prepare == nil {
-		return fmt.Errorf("tool %q was not built with protocol.NewTool: build every tool with NewTool", t.name)
+		return fmt.Errorf("tool %q was not built with protocol.NewTool or protocol.DeclareTool: build every tool with one of them", t.name)
 	}
 	if len(t.problems) == 0 {
 		return nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -75,10 +74,11 @@ type Config struct {
 	Limit Limit
 	// Tools gives tools a cap of their own, counted apart from the
 	// others' (as with PerTool). Key each cap by the *protocol.Tool you
-	// pass in protocol.Config.Tools: a call's cap is found by that value,
-	// so no name can be misspelled. A tool built again, even with the
-	// same name, is another tool and falls under Limit. Counts are named
-	// by the tool's name, so instances that share a Backend share them.
+	// pass in protocol.Config.Tools: the cap applies to the calls of that
+	// tool's name, taken from the tool, so no name can be misspelled, and
+	// a tool built again under the same name (another instance's, say)
+	// has the same cap. Counts are named by the tool's name too, so
+	// instances that share a Backend share them.
 	Tools map[*protocol.Tool]Limit
 	// By says what one count covers; default PerConversation.
 	By By
@@ -94,7 +94,7 @@ type Config struct {
 // limiter is what the interceptor New returns holds.
 type limiter struct {
 	limit   Limit
-	tools   map[*protocol.Tool]Limit
+	tools   map[string]Limit // Config.Tools by the tools' names
 	by      By
 	backend Backend
 	timeout time.Duration
@@ -116,6 +116,7 @@ func New(cfg Config) (protocol.Interceptor, error) {
 			problems = append(problems, err)
 		}
 	}
+	byName := make(map[string]Limit, len(cfg.Tools))
 	for tool, l := range cfg.Tools {
 		if tool == nil {
 			problems = append(problems, errors.New("median: ratelimit: Config.Tools holds a nil tool: key each cap by the *protocol.Tool you pass in protocol.Config.Tools"))
@@ -127,6 +128,10 @@ func New(cfg Config) (protocol.Interceptor, error) {
 		if err := l.check(fmt.Sprintf("Config.Tools[%q]", tool.Name())); err != nil {
 			problems = append(problems, err)
 		}
+		if _, twice := byName[tool.Name()]; twice {
+			problems = append(problems, fmt.Errorf("median: ratelimit: Config.Tools holds two tools named %q: give each tool one cap", tool.Name()))
+		}
+		byName[tool.Name()] = l
 	}
 	if cfg.By == 0 {
 		cfg.By = PerConversation
@@ -140,7 +145,7 @@ func New(cfg Config) (protocol.Interceptor, error) {
 	if len(problems) > 0 {
 		return nil, errors.Join(problems...)
 	}
-	l := &limiter{limit: cfg.Limit, tools: maps.Clone(cfg.Tools), by: cfg.By, backend: cfg.Backend, timeout: cfg.Timeout, log: cfg.Logger,
+	l := &limiter{limit: cfg.Limit, tools: byName, by: cfg.By, backend: cfg.Backend, timeout: cfg.Timeout, log: cfg.Logger,
 		logged: rate.Sometimes{First: 1, Interval: 10 * time.Second}}
 	if l.backend == nil {
 		l.backend = NewMemory(MemoryOptions{})
@@ -155,8 +160,8 @@ func New(cfg Config) (protocol.Interceptor, error) {
 }
 
 // intercept is the protocol.Interceptor.
-func (l *limiter) intercept(ctx context.Context, call *protocol.Call, tool *protocol.Tool) error {
-	limit, own := l.tools[tool]
+func (l *limiter) intercept(ctx context.Context, call *protocol.Call, _ *protocol.Tool) error {
+	limit, own := l.tools[call.Tool]
 	if !own {
 		if l.limit == (Limit{}) {
 			return nil // only the tools in Config.Tools are limited

@@ -260,20 +260,19 @@ func TestRatesPerTool(t *testing.T) {
 	require.True(t, ok, "the default rate")
 }
 
-// TestToolRateIsFoundByTheTool: a tool's own rate is found by the
-// *protocol.Tool the Handler runs, not by its name: a tool built again with
-// the same name is another tool and falls under Config.Limit.
+// TestToolRateIsFoundByTheTool: a tool's own rate applies to the calls of
+// the name of the *protocol.Tool it is keyed by, so a tool built again
+// under that name (another instance's) has the same cap, and Config.Limit
+// does not apply to it.
 func TestToolRateIsFoundByTheTool(t *testing.T) {
 	tools := &endpoint{}
 	capped, served := tools.tool("lookup_order"), tools.tool("lookup_order")
-	e := newEndpoint(t, mustNew(t, ratelimit.Config{Limit: ratelimit.Limit{Calls: 2, Per: time.Minute},
+	e := newEndpoint(t, mustNew(t, ratelimit.Config{Limit: ratelimit.Limit{Calls: 3, Per: time.Minute},
 		Tools: map[*protocol.Tool]ratelimit.Limit{capped: {Calls: 1, Per: time.Minute}}}), served)
-	for i := range 2 {
-		ok, _ := limited(t, e.call(t, "lookup_order", fmt.Sprint("c", i), ada))
-		require.False(t, ok, "call %d: the served tool is not the capped one, so Limit's 2 calls apply", i+1)
-	}
-	ok, _ := limited(t, e.call(t, "lookup_order", "c2", ada))
-	assert.True(t, ok, "the third call is over Limit")
+	ok, _ := limited(t, e.call(t, "lookup_order", "c0", ada))
+	require.False(t, ok, "the first call is within the tool's own cap")
+	ok, _ = limited(t, e.call(t, "lookup_order", "c1", ada))
+	assert.True(t, ok, "the second call is over the tool's own cap of 1, though the served tool is another value of the same name")
 }
 
 // TestOneTool: the interceptor given to one tool limits that tool only.
@@ -350,6 +349,14 @@ func TestNewRefusesBadTools(t *testing.T) {
 			}
 		})
 	}
+	t.Run("two tools of one name", func(t *testing.T) {
+		tools := &endpoint{}
+		ic, err := ratelimit.New(ratelimit.Config{Tools: map[*protocol.Tool]ratelimit.Limit{
+			tools.tool("lookup_order"): every, tools.tool("lookup_order"): {Calls: 1, Per: time.Second}}})
+		require.Error(t, err)
+		assert.Nil(t, ic)
+		assert.Contains(t, err.Error(), `Config.Tools holds two tools named "lookup_order": give each tool one cap`)
+	})
 }
 
 // failing is a Backend that fails, or blocks until its deadline.
