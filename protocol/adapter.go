@@ -195,7 +195,7 @@ func Settle(ctx context.Context, written int, recovered any) Response {
 // answered a verified call on its own.
 func (h *Handler) warnOffContract(ctx context.Context, call *Call, status int) {
 	if ok, held := h.offContract.allow(h.cfg.Now()); ok {
-		h.cfg.Logger.WarnContext(ctx, "median: a handler answered a verified call outside the contract; the answer was sent as written, but Median's agent reads it as the tool not answering (PROTOCOL.md §3): answer with Respond, and refuse with Respond(…, protocol.Refuse(reason, detail))",
+		h.cfg.Logger.WarnContext(ctx, "median: a handler answered a verified call outside the contract; the answer was sent as written, but Median's agent reads a non-2xx answer as the tool not answering and anything but the contract's answers as outside the contract (PROTOCOL.md §11): answer with Respond, and refuse with Respond(…, protocol.Refuse(reason, detail))",
 			"status", status, "tool", call.Tool, "toolCallId", call.ToolCallID, "suppressed", held)
 	}
 }

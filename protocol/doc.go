@@ -43,8 +43,10 @@
 //	Respond(w, r, nil, protocol.Refuse("not_allowed", "Only the account owner can do this."))
 //
 // A response a handler writes on its own (http.Error(w, "forbidden", 403),
-// a plain-text body) is the app's choice: it is sent as written, but
-// Median's agent reads it as the tool not answering. The Handler logs a
+// a plain-text body) is the app's choice: it is sent as written, and
+// Median's agent reads it as PROTOCOL.md §11 says: a non-2xx status as the
+// tool not answering, anything but the contract's answers as outside the
+// contract. The Handler logs a
 // warning naming its status (at most one line every ten seconds, with the
 // count of those held back), counts it in the diagnostics report as the
 // tool's offContract, not as a failure (PROTOCOL.md §10), and keeps

@@ -15,9 +15,10 @@ import (
 // toolNamePattern is the tool-name rule of PROTOCOL.md §6.
 var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
-// Tool is a registered tool: name, description, risk, input schema and the
-// function that runs it. Build it with [NewTool], or with [DeclareTool] for
-// a tool your own handlers answer behind the middleware, and pass it in
+// Tool is a registered tool: name, description, risk, input schema and,
+// unless your own handlers answer it, the function that runs it. Build it
+// with [NewTool], or with [DeclareTool] for a tool your own handlers answer
+// behind the middleware, and pass it in
 // [Config.Tools]. Problems found while building it (a bad name, a type
 // that cannot be described) are reported by [New], all at once, and by
 // [Tool.Err]. Interceptors see it: its name is the call's Tool.

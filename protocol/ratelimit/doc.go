@@ -5,11 +5,11 @@
 // pass it in protocol.Config.Interceptors to cover every tool, or with
 // protocol.WithInterceptors to cover one.
 //
-// A tool's own rate is keyed by the tool itself, the *protocol.Tool passed
-// to the Handler ([Config.Tools]), and applies to the calls of its name,
-// taken from the tool: the interceptor never sees the Handler's list of
-// tools, so a name written by hand and misspelled could never be caught,
-// and the tool meant to be capped would run uncapped.
+// A tool's own rate ([Config.Tools]) is keyed by the tool itself, the
+// *protocol.Tool passed in protocol.Config.Tools, and applies to the
+// calls of its name, taken from the tool: the interceptor never sees the
+// Handler's list of tools, so a name written by hand and misspelled could
+// never be caught, and the tool meant to be capped would run uncapped.
 //
 // A call over its cap is not run. It is answered 200 with the refusal
 // result of reason "rate_limited", whose detail tells the agent, in words

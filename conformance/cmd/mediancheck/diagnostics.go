@@ -241,11 +241,13 @@ func readReport(r wirereport.Report, fp, keyEnv string) []finding {
 	for _, n := range slices.Sorted(maps.Keys(r.Tools)) {
 		t := r.Tools[n]
 		if t.OffContract > 0 {
-			out = append(out, problemf("tool %s: %d of %d call(s) were answered outside the contract by the server's own handlers (offContract), which Median's agent reads as the tool not answering: answer with Respond, and refuse with protocol.Refuse", n, t.OffContract, t.Calls))
+			out = append(out, problemf("tool %s: %d of %d call(s) were answered by the server's own handlers with a response they wrote themselves (offContract), which Median's agent reads as the tool not answering when its status is not 2xx (PROTOCOL.md §11): answer with Respond, and refuse with protocol.Refuse", n, t.OffContract, t.Calls))
 		}
 		bad := t.Failed + t.InvalidInput
 		if bad == 0 {
-			out = append(out, okf("tool %s: %d call(s), none failed (p50 %d ms, p99 %d ms)", n, t.Calls, t.P50Ms, t.P99Ms))
+			if t.OffContract == 0 {
+				out = append(out, okf("tool %s: %d call(s), none failed (p50 %d ms, p99 %d ms)", n, t.Calls, t.P50Ms, t.P99Ms))
+			}
 			continue
 		}
 		line := fmt.Sprintf("tool %s: %d of %d call(s) failed (%d execution_failed, %d invalid_input)", n, bad, t.Calls, t.Failed, t.InvalidInput)

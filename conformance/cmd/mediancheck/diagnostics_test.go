@@ -152,7 +152,8 @@ func TestReadReport(t *testing.T) {
 	assert.Contains(t, text, "true key 1 of 1 (mk_0d9e41aa03c2) last verified a request 76h40m0s ago: Median seems to have stopped using it")
 	assert.Contains(t, text, "true the key in $MEDIAN_KEY (mk_5a5c87525bb5) is not among the keys in force")
 	assert.Contains(t, text, "true your server's clock is 1 min 30 s behind this machine's")
-	assert.Contains(t, text, "true tool refund: 3 of 5 call(s) were answered outside the contract by the server's own handlers (offContract)")
+	assert.Contains(t, text, "true tool refund: 3 of 5 call(s) were answered by the server's own handlers with a response they wrote themselves (offContract)")
+	assert.NotContains(t, text, "tool refund: 5 call(s), none failed", "a tool with off-contract answers is not also reported as fine")
 	assert.Contains(t, text, "true the newest read of MEDIAN_KEY_FILE, at 2026-12-01T13:39:58Z, gave no usable key (invalid_median_key)")
 
 	off := readAnswer(200, "", time.Now(), []byte(`{"error":{"code":"diagnostics_unsupported","message":"off"}}`), "mk_x", "MEDIAN_KEY")
