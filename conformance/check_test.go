@@ -65,6 +65,12 @@ func TestCheckSelectsAndValidates(t *testing.T) {
 		"Target.Tools[0]: echo: the input is not valid JSON": func(tg *conformance.Target) {
 			tg.Tools = []conformance.ToolSample{{Tool: "echo", Input: json.RawMessage(`{"message":`)}}
 		},
+		"Target.Tools[1]: echo: InvalidInputs[1] is not valid JSON: {\"message\":": func(tg *conformance.Target) {
+			tg.Tools = []conformance.ToolSample{{Tool: "echo"}, {Tool: "echo", InvalidInputs: []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{"message":`)}}}
+		},
+		"Target.Tools[0]: echo: InvalidInputs[0] is empty": func(tg *conformance.Target) {
+			tg.Tools = []conformance.ToolSample{{Tool: "echo", InvalidInputs: []json.RawMessage{nil}}}
+		},
 		`Target.Tools[0]: echo: expect "ok" is not one of`: func(tg *conformance.Target) {
 			tg.Tools = []conformance.ToolSample{{Tool: "echo", Expect: "ok"}}
 		},

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/median-go/median/internal/chars"
 )
 
 // What a sample call must get back: the values of ToolSample.Expect.
@@ -76,7 +78,8 @@ type ToolSample struct {
 	Check func(result json.RawMessage) error `json:"-"`
 
 	// InvalidInputs are inputs the tool's schema must refuse with 400
-	// invalid_input. They never run the tool, even with SideEffects.
+	// invalid_input, each valid JSON sent as it is. They never run the
+	// tool, even with SideEffects.
 	InvalidInputs []json.RawMessage `json:"invalidInputs,omitempty"`
 
 	// SideEffects marks a tool that changes something (sends mail, refunds
@@ -162,6 +165,14 @@ func (s ToolSample) validate() error {
 	}
 	if _, err := encodeInput(s.Input); err != nil {
 		return fmt.Errorf("%s: %w", s.Tool, err)
+	}
+	for i, in := range s.InvalidInputs {
+		switch {
+		case len(bytes.TrimSpace(in)) == 0:
+			return fmt.Errorf("%s: InvalidInputs[%d] is empty: give the JSON input the tool must refuse", s.Tool, i)
+		case !json.Valid(in):
+			return fmt.Errorf("%s: InvalidInputs[%d] is not valid JSON: %s", s.Tool, i, chars.Line(in, 80))
+		}
 	}
 	return nil
 }
