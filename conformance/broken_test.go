@@ -237,6 +237,24 @@ func TestSuiteFailsOnBrokenHandlers(t *testing.T) {
 			passes: []string{"methods/put", "execution/result", "input/invalid"},
 		},
 		{
+			// One wrong Content-Type fails format/content-type alone: the
+			// envelope is right, and the status it hid is still checked.
+			name: "answers unknown_tool 400 as text/plain",
+			build: func(t *testing.T) http.Handler {
+				return mux(rewrite(newHandler(t, testKey, nil), func(_ *http.Request, _ []byte, rec *httptest.ResponseRecorder) {
+					if rec.Code == http.StatusNotFound {
+						rec.Code = http.StatusBadRequest
+						rec.Header().Set("Content-Type", "text/plain; charset=utf-8")
+					}
+				}))
+			},
+			fails: map[string]string{
+				"format/content-type":        `answered 400 with Content-Type "text/plain; charset=utf-8"`,
+				"format/status-matches-code": "code unknown_tool came with status 400",
+			},
+			passes: []string{"format/envelope", "methods/put", "execution/result"},
+		},
+		{
 			name: "runs a replay twice",
 			build: func(t *testing.T) http.Handler {
 				return mux(newHandler(t, testKey, func(c *protocol.Config) { c.DisableReplayProtection = true }))

@@ -48,7 +48,7 @@ func formatCases() []testCase {
 				if x.err != nil {
 					return fail(x, "an answer", "the request got no answer")
 				}
-				if _, err := x.answer(); err != nil {
+				if _, err := x.answerBody(); err != nil { // the Content-Type is format/content-type's
 					return fail(x, `{"result": …} or {"error": {"code": "…", "message": "…"}}`, "%s %s: %v", x.method, describe(x), err)
 				}
 			}
@@ -56,7 +56,7 @@ func formatCases() []testCase {
 		}),
 		c("format/status-matches-code", "§7", "every error answer's status is the one the contract gives its code, and every code is one of the contract's", false, func(s *session) finding {
 			for _, x := range representative(s) {
-				a, err := x.answer()
+				a, err := x.answerBody()
 				if x.err != nil || err != nil {
 					continue // format/envelope reports these
 				}

@@ -104,3 +104,10 @@ func (x *roundTrip) read(resp *http.Response, err error) {
 func (x *roundTrip) answer() (answerjson.Answer, error) {
 	return answerjson.Parse(x.header.Get("Content-Type"), x.resp)
 }
+
+// answerBody reads the answer's body alone with the same parser, whatever
+// its Content-Type: for the cases that judge the body's shape or its status
+// and code, so that a wrong Content-Type fails format/content-type only.
+func (x *roundTrip) answerBody() (answerjson.Answer, error) {
+	return answerjson.ParseBody(x.resp)
+}

@@ -1,9 +1,10 @@
 // Package answerjson reads an endpoint's answer the one way conformance
 // (the suite and CallTool) and conformance/agent (what the agent is told)
 // both read it, so that the two cannot disagree: [Parse] holds an answer to
-// the shape docs/PROTOCOL.md §3 gives it, [IsRefusal] and [CheckRefusal]
-// read a refusal result (§3.1), and [Members] lists an object's members as
-// sent.
+// the shape docs/PROTOCOL.md §3 gives it ([ParseBody] its body alone, for
+// a check that leaves the Content-Type to another), [IsRefusal] and
+// [CheckRefusal] read a refusal result (§3.1), and [Members] lists an
+// object's members as sent.
 package answerjson
 
 import (
@@ -49,7 +50,7 @@ func IsJSON(contentType string) bool {
 // when both are; the code's value and the message's wording are the
 // caller's to judge.
 func Parse(contentType string, body []byte) (Answer, error) {
-	a, err := parseBody(body)
+	a, err := ParseBody(body)
 	if !IsJSON(contentType) {
 		problem := fmt.Sprintf("Content-Type is %q, not application/json", contentType)
 		if err != nil {
@@ -60,8 +61,10 @@ func Parse(contentType string, body []byte) (Answer, error) {
 	return a, err
 }
 
-// parseBody reads the body of an answer (see Parse).
-func parseBody(body []byte) (Answer, error) {
+// ParseBody reads an answer's body as [Parse] does, whatever its
+// Content-Type: for a check of the body's shape that another check's
+// verdict on the Content-Type must not repeat.
+func ParseBody(body []byte) (Answer, error) {
 	top, ok := Members(body)
 	if !ok {
 		return Answer{}, fmt.Errorf("the answer is not a JSON object: %s", chars.Line(body, 80))

@@ -2,6 +2,7 @@ package answerjson
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -103,5 +104,29 @@ func TestIsRefusal(t *testing.T) {
 		if got := IsRefusal(json.RawMessage(raw)); got != want {
 			t.Errorf("IsRefusal(%s) = %v, want %v", raw, got, want)
 		}
+	}
+}
+
+// TestParseBodyIsParseWithoutTheContentType: ParseBody reads a body as
+// Parse reads it with an application/json Content-Type, the same answer
+// and the same error, and takes a body Parse refuses only for its
+// Content-Type.
+func TestParseBodyIsParseWithoutTheContentType(t *testing.T) {
+	for _, body := range []string{
+		`{"result":{"a":1}}`, ` {"result" : [ 1 ]} `, `{"error":{"code":"execution_failed","message":"db down"}}`,
+		``, `null`, `{"result":1} x`, `{}`, `{"result":1,"result":2}`, `{"error":{"code":"x","message":null}}`,
+		`{"error":{"code":"execution_failed","message":"m","field":"orderId"}}`,
+	} {
+		want, wantErr := Parse(jsonType, []byte(body))
+		got, err := ParseBody([]byte(body))
+		if string(got.Result) != string(want.Result) || got.Code != want.Code || got.Message != want.Message || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Errorf("%s: ParseBody %+v, %v; Parse %+v, %v", body, got, err, want, wantErr)
+		}
+	}
+	if _, err := Parse("text/plain", []byte(`{"result":1}`)); err == nil {
+		t.Fatal("Parse took text/plain")
+	}
+	if a, err := ParseBody([]byte(`{"error":{"code":"unknown_tool","message":"m"}}`)); err != nil || a.Code != "unknown_tool" {
+		t.Errorf("ParseBody: %+v, %v", a, err)
 	}
 }
