@@ -20,16 +20,20 @@
 //     not to retry.
 //   - 400 invalid_input: the agent reads the message and is told to fix its
 //     input; it may call again.
-//   - any other status that is not 2xx: the agent is only told the tool is
-//     not answering; it reads nothing of the answer.
-//   - anything else (another 2xx, a 200 that is neither shape, a
-//     Content-Type that is not application/json) is outside the contract.
+//   - any other status that is not 2xx, whatever its Content-Type and
+//     body (a 400 invalid_input that is not application/json or not of
+//     the contract's shape included): the agent is only told the tool is
+//     not answering; it reads nothing of the answer, so nothing of it can
+//     be wrong.
+//   - anything else (another 2xx; a 200 whose body is neither shape or
+//     whose Content-Type is not application/json) is outside the contract.
 //
-// An answer is held to docs/PROTOCOL.md §3 exactly as the conformance
-// suite holds it (both read it with one parser): Content-Type
-// application/json, and a body that is one object with exactly one member,
-// "result" or "error", the error an object with exactly a non-empty string
-// "code" and a string "message".
+// An answer the agent reads (a 200, a 400 invalid_input) is held to
+// docs/PROTOCOL.md §3 exactly as the conformance suite holds it (both
+// read it with one parser): Content-Type application/json, and a body
+// that is one object with exactly one member, "result" or "error", the
+// error an object with exactly a non-empty string "code" and a string
+// "message".
 //
 // Characters are counted as protocol.FitResult counts them: Unicode code
 // points of the encoded text, a byte that is not valid UTF-8 being one.

@@ -211,6 +211,10 @@ func TestWhatTheAgentIsTold(t *testing.T) {
 		{"200 result and more", 200, jsonType, `{"result":1} {}`, ToldOutside, ""},
 		{"400 invalid input with an extra key", 400, jsonType, `{"error":{"code":"invalid_input","message":"m","field":"x"}}`, ToldNotAnswering, ""},
 		{"400 invalid input as text/plain", 400, "text/plain", `{"error":{"code":"invalid_input","message":"m"}}`, ToldNotAnswering, ""},
+		// A wrong Content-Type is outside the contract on a 200 only: a
+		// non-2xx is read by its status alone (docs/PROTOCOL.md §11).
+		{"200 text/plain", 200, "text/plain", `upstream timeout`, ToldOutside, ""},
+		{"503 text/plain", 503, "text/plain", `upstream timeout`, ToldNotAnswering, ""},
 		{"204", 204, jsonType, ``, ToldOutside, ""},
 	}
 	for _, c := range cases {
