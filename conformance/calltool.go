@@ -124,7 +124,7 @@ func Call[Out any](ctx context.Context, target Target, call ToolSample) (Reply[O
 	}
 	s := newSession(ctx, target, 0)
 	body := s.sampleCall(call, raw)
-	r.ToolCallID = body["toolCallId"].(string)
+	r.ToolCallID = body.id
 	x := s.post(body.bytes())
 	if x.err != nil {
 		return failf("no answer: %v", x.err)

@@ -208,6 +208,71 @@ func TestCallToolSendsRawInputAsItIs(t *testing.T) {
 	assert.Contains(t, string(sent), `"input":`+input)
 }
 
+// TestCasesSendTheBuiltBody: a case that sends a sample's call as Median
+// would (a result, an invalid input, the risk floor's approved call) sends
+// wire.CallBody's bytes as built, a compact input byte for byte: its key
+// order (not sorted), its escapes and "<", which encoding/json would send
+// as \u003c.
+func TestCasesSendTheBuiltBody(t *testing.T) {
+	const (
+		input   = `{"orderId":"<A-1> & é \u00e9","note":"<b>"}`
+		invalid = `{"orderId":"","note":"<i>"}`
+	)
+	target := conformance.HandlerTarget(mux(newHandler(t, testKey, nil)), mountPath, testKey)
+	target.Tools = []conformance.ToolSample{{Tool: "refund", Input: json.RawMessage(input), InvalidInputs: []json.RawMessage{json.RawMessage(invalid)}}}
+	var (
+		mu   sync.Mutex
+		sent [][]byte
+	)
+	inner := target.Do
+	target.Do = func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			mu.Lock()
+			sent = append(sent, body)
+			mu.Unlock()
+		}
+		return inner(r)
+	}
+	ids := []string{"execution/result", "input/invalid", "risk/approved-runs"}
+	rep, err := conformance.Check(t.Context(), target, conformance.Options{Run: "^(" + strings.Join(ids, "|") + ")$"})
+	require.NoError(t, err)
+	for _, id := range ids {
+		v, ok := verdict(rep, id)
+		require.True(t, ok, "case %s did not run", id)
+		assert.Equal(t, "pass", v.Status, "case %s: %s", id, v)
+	}
+	var asGiven, invalidAsGiven int
+	for _, body := range sent {
+		assert.NotContains(t, string(body), `\u003c`, "a body was HTML-escaped: %s", body)
+		if !bytes.Contains(body, []byte(`"refund"`)) {
+			continue
+		}
+		var c struct {
+			ToolCallID string          `json:"toolCallId"`
+			Input      json.RawMessage `json:"input"`
+			Context    struct {
+				ConversationID string `json:"conversationId"`
+				Risk           string `json:"risk"`
+				ApprovedBy     string `json:"approvedBy"`
+			} `json:"context"`
+		}
+		require.NoError(t, json.Unmarshal(body, &c), "%s", body)
+		want, err := wire.CallBody("refund", c.ToolCallID, c.Input, wire.Persona{Risk: c.Context.Risk, ApprovedBy: c.Context.ApprovedBy, ConversationID: c.Context.ConversationID})
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(body), "not the body wire.CallBody builds")
+		switch string(c.Input) {
+		case input:
+			asGiven++
+		case invalid:
+			invalidAsGiven++
+		}
+	}
+	assert.GreaterOrEqual(t, asGiven, 2, "the input was not sent byte for byte by execution/result and risk/approved-runs")
+	assert.Equal(t, 1, invalidAsGiven, "the invalid input was not sent byte for byte by input/invalid")
+}
+
 // TestCallToolRepeatsWithTheReplysToolCallID: the repeat the Reply's
 // ToolCallID doc describes sends the same body (the conversationId follows
 // from the toolCallId), so it gets the first answer, not 409.

@@ -29,22 +29,6 @@ var requiredFields = []struct {
 	{"context.visitor.verified", "yes"},
 }
 
-// setPath sets (or, with remove, deletes) the dotted path in c.
-func (c call) setPath(path string, v any, remove bool) call {
-	parts := strings.Split(path, ".")
-	m := map[string]any(c)
-	for _, p := range parts[:len(parts)-1] {
-		m = m[p].(map[string]any)
-	}
-	last := parts[len(parts)-1]
-	if remove {
-		delete(m, last)
-	} else {
-		m[last] = v
-	}
-	return c
-}
-
 // indentJSON re-encodes raw indented: the same JSON, other bytes.
 func indentJSON(raw []byte) []byte {
 	var b bytes.Buffer

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -93,18 +94,13 @@ func (s *session) floorSamples(keep func(risk string) bool, what string, refused
 
 // floorCall returns the call of sample smp at risk, with approvedBy when
 // approved (the sample's, or "A teammate").
-func (s *session) floorCall(smp ToolSample, risk string, approved bool) call {
-	c := s.sampleCall(smp, smp.input())
-	ctx := c["context"].(map[string]any)
-	ctx["risk"] = risk
-	delete(ctx, "approvedBy")
+func (s *session) floorCall(smp ToolSample, risk string, approved bool) *call {
+	p := s.samplePersona(smp)
+	p.Risk, p.ApprovedBy = risk, ""
 	if approved {
-		ctx["approvedBy"] = wire.ApprovedByDefault
-		if smp.ApprovedBy != "" {
-			ctx["approvedBy"] = smp.ApprovedBy
-		}
+		p.ApprovedBy = cmp.Or(smp.ApprovedBy, wire.ApprovedByDefault)
 	}
-	return c
+	return newCall(smp.Tool, smp.ToolCallID, smp.input(), p)
 }
 
 // expectFloorRefusal checks that x is the risk floor's refusal (§9).

@@ -35,7 +35,9 @@ type ToolSample struct {
 	Tool string `json:"tool"`
 
 	// Input is the tool's input: a value encoded with encoding/json, or a
-	// json.RawMessage or []byte sent as it is; nil sends {}.
+	// json.RawMessage or []byte sent as given, only the white space between
+	// its tokens removed (its key order, numbers, escapes and characters
+	// such as "<" kept); nil sends {}.
 	Input any `json:"input,omitempty"`
 
 	// Visitor, Risk, ApprovedBy and ConversationID are sent in the call's
@@ -78,8 +80,8 @@ type ToolSample struct {
 	Check func(result json.RawMessage) error `json:"-"`
 
 	// InvalidInputs are inputs the tool's schema must refuse with 400
-	// invalid_input, each valid JSON sent as it is. They never run the
-	// tool, even with SideEffects.
+	// invalid_input, each valid JSON, sent as a json.RawMessage Input is.
+	// They never run the tool, even with SideEffects.
 	InvalidInputs []json.RawMessage `json:"invalidInputs,omitempty"`
 
 	// SideEffects marks a tool that changes something (sends mail, refunds

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -56,15 +57,20 @@ func NewID() string {
 	return "call_" + hex.EncodeToString(b)
 }
 
-// CallBody is the body of a call of tool with toolCallId id, input (valid
-// JSON, sent as is) and p's context, its fields always in the same order.
-// It is the one builder of a call: mediancheck call, the inspector and
-// conformance (its cases and CallTool) all send what it builds.
+// CallBody is the body of a call of tool with toolCallId id, input and p's
+// context, its fields always in the same order, on one line. input must be
+// valid JSON and is sent compact but otherwise as given: the white space
+// between its tokens is removed, and its bytes are kept, key order,
+// numbers and escapes included. No string is HTML-escaped ("<" is sent as
+// "<", not "\u003c"). It is the one builder of a call: mediancheck call,
+// the inspector and conformance (CallTool, and every case that sends a
+// call as Median would) all send the bytes it builds.
 // p.ConversationID "" sends id as the conversationId, as Median sends its
 // own test calls (docs/PROTOCOL.md §2), so the same parts always give the
 // same body.
 func CallBody(tool, id string, input json.RawMessage, p Persona) ([]byte, error) {
-	if !json.Valid(input) {
+	var in bytes.Buffer
+	if err := json.Compact(&in, input); err != nil { // json.Compact escapes nothing
 		return nil, errors.New("the input is not valid JSON")
 	}
 	type visitor struct {
@@ -87,12 +93,27 @@ func CallBody(tool, id string, input json.RawMessage, p Persona) ([]byte, error)
 	if p.Verified {
 		v.ExternalID = p.ExternalID
 	}
-	return json.Marshal(struct {
-		Tool       string          `json:"tool"`
-		ToolCallID string          `json:"toolCallId"`
-		Input      json.RawMessage `json:"input"`
-		Context    callContext     `json:"context"`
-	}{tool, id, input, callContext{conv, p.Risk, p.ApprovedBy, v}})
+	// encoding/json would HTML-escape a json.RawMessage field: the input is
+	// written between the encoded parts instead.
+	b := []byte(`{"tool":`)
+	b = append(b, encode(tool)...)
+	b = append(b, `,"toolCallId":`...)
+	b = append(b, encode(id)...)
+	b = append(b, `,"input":`...)
+	b = append(b, in.Bytes()...)
+	b = append(b, `,"context":`...)
+	b = append(b, encode(callContext{conv, p.Risk, p.ApprovedBy, v})...)
+	return append(b, '}'), nil
+}
+
+// encode returns v as JSON without HTML escaping. v is a string or a
+// struct of strings and bools, which always encode.
+func encode(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // DiagnosticsBody is the body of a diagnostics request (§4).

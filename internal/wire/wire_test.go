@@ -27,6 +27,29 @@ func TestCallBodyIsReproducible(t *testing.T) {
 	}
 }
 
+// TestCallBodySendsTheInputAsItIs: the input's bytes (key order, numbers,
+// "<" and escapes) are in the body as given, only the white space between
+// its tokens removed, and no string is HTML-escaped.
+func TestCallBodySendsTheInputAsItIs(t *testing.T) {
+	const input = `{"z":"<b>&amp;</b>\u2028 \u2029","a":12345678901234567890,"e":"\u00e9"}`
+	p := Persona{Risk: "low", Verified: true, ExternalID: "u<1>", Name: "Ada <ada@example.com>"}
+	b, err := CallBody("lookup_order", "call_<1>", json.RawMessage(input), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"tool":"lookup_order","toolCallId":"call_<1>","input":` + input + `,"context":{"conversationId":"call_<1>","risk":"low","visitor":{"verified":true,"externalId":"u<1>","name":"Ada <ada@example.com>"}}}`
+	if string(b) != want {
+		t.Errorf("body\n%s\nwant\n%s", b, want)
+	}
+	if !json.Valid(b) {
+		t.Errorf("not JSON: %s", b)
+	}
+	spaced, err := CallBody("lookup_order", "call_<1>", json.RawMessage(" {\n  \"z\" : \"<b>&amp;</b>\\u2028 \\u2029\",\t\"a\": 12345678901234567890, \"e\":\"\\u00e9\"\n} \n"), p)
+	if err != nil || string(spaced) != want {
+		t.Errorf("spaced input: %v\n%s\nwant\n%s", err, spaced, want)
+	}
+}
+
 func TestCurlQuotes(t *testing.T) {
 	x := Exchange{Method: "POST", URL: "http://127.0.0.1/a", Body: []byte(`{"s":"it's"}`), RequestHeader: map[string][]string{"Median-Signature": {"t=1,v1=ab"}}}
 	got := x.Curl()
