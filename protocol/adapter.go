@@ -151,9 +151,10 @@ var errNoCall = newError(CodeExecutionFailed, "no verified Median call on this r
 // nothing to write: the call was answered, or the handlers wrote a
 // response of their own (written), which is sent as they wrote it,
 // logged as a warning naming its status and reported to the observer as
-// such ([Event.OffContract]; see "Handler chains" in the package doc). A panic is logged with its stack and answered
-// execution_failed, so the first answer is the contract's whatever
-// recovery middleware runs outside. A call left unanswered is answered
+// such ([Event.OffContract]; see "Handler chains" in the package doc). A
+// panic is logged with its stack and answered execution_failed, so the
+// first answer is the contract's whatever recovery middleware runs
+// outside. A call left unanswered is answered
 // execution_failed too. Either way that answer is kept for the call's
 // toolCallId, so a repeat is answered at once instead of waiting for the
 // claim's lease and then running again.

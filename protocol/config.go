@@ -175,9 +175,9 @@ type Event struct {
 	// nil, as the Handler never saw the body. A handler that hijacked the
 	// connection answered on it unseen: Status is then 101 Switching
 	// Protocols standing for that answer (on gin and echo, which report a
-	// hijack as a write, their default 200). The call's repeats
-	// get the execution_failed kept for its toolCallId, and their events
-	// say so (Replayed, Code execution_failed, that Answer).
+	// hijack as a write, their default 200). The call's repeats get the
+	// execution_failed kept for its toolCallId, and their events say so
+	// (Replayed, Code execution_failed, that Answer).
 	OffContract bool
 	// EvictedEarly counts answers the replay store dropped before their
 	// time to keep this one; their toolCallIds could run again.
@@ -185,10 +185,11 @@ type Event struct {
 	Start        time.Time     // when the request reached the Handler
 	Duration     time.Duration // from Start to the answer
 	// Input is the call's input and Answer the answer's body, exactly as
-	// sent (nil for an OffContract answer). Both may hold personal data: record them only when the operator
-	// asked for it. Both are read-only: Input shares the request's body,
-	// and Answer is the very body being written (and kept for replays), so
-	// an Observer that changes them copies them first.
+	// sent (nil for an OffContract answer). Both may hold personal data:
+	// record them only when the operator asked for it. Both are read-only:
+	// Input shares the request's body, and Answer is the very body being
+	// written (and kept for replays), so an Observer that changes them
+	// copies them first.
 	Input  json.RawMessage
 	Answer []byte
 }
