@@ -15,7 +15,8 @@
 // # Spans
 //
 // Each tool call (a request whose body named a tool, answered with a result,
-// a refusal or an error) becomes an INTERNAL span named "execute_tool
+// a refusal or an error, or by your own handler outside the contract)
+// becomes an INTERNAL span named "execute_tool
 // {tool}", a child of the span on the request's context (the HTTP server
 // span your middleware started, if any). It starts when the request reached
 // the Handler and ends when the answer was ready. It follows the
@@ -32,7 +33,12 @@
 //	error.type              the contract's error code when the answer is an
 //	                        error (execution_failed, invalid_input,
 //	                        unknown_tool, invalid_body); the span's status
-//	                        is then Error
+//	                        is then Error. For an answer outside the
+//	                        contract (below) whose status is not 2xx, which
+//	                        Median's agent reads as the tool not answering,
+//	                        that status ("403"), as OpenTelemetry's HTTP
+//	                        conventions set it; the span's status is then
+//	                        Error too, described as such
 //	median.risk             low, medium, reviewed or high, as Median sent it
 //	median.replayed         true when the answer came from the replay store
 //	                        (the tool did not run again)
@@ -40,6 +46,12 @@
 //	                        approval_required, …); a refusal is not an error
 //	median.evicted_early    answers the replay store dropped early to keep
 //	                        this one, when there were any
+//	median.off_contract     true when your own handler, behind the
+//	                        middleware, answered with a response it wrote
+//	                        itself instead of Respond
+//	                        (protocol.Event.OffContract); absent otherwise
+//	http.response.status_code  the status that handler wrote, on such
+//	                        calls only (the answer's body was not seen)
 //
 // With [WithInputAndResult] the span also carries the call's input as
 // gen_ai.tool.call.arguments, the result of a successful call (refusals
@@ -60,8 +72,11 @@
 // Both carry low-cardinality attributes only, never the toolCallId, the
 // input or the answer:
 //
-//	median.outcome          result, refusal or error
-//	error.type              the error code (a protocol.Code), on errors only
+//	median.outcome          result, refusal, error, or off_contract for an
+//	                        answer your own handler wrote itself
+//	error.type              the error code (a protocol.Code), on errors
+//	                        only; for off_contract, the status when it is
+//	                        not 2xx ("403")
 //	gen_ai.operation.name   "execute_tool", on tool calls
 //	gen_ai.tool.name        the tool's name, on tool calls
 //	median.risk             the call's risk, on tool calls

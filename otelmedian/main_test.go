@@ -89,9 +89,15 @@ type env struct {
 }
 
 // newEnv builds an env with recording providers, shut down when the test
-// ends. cfg's Keys, Tools and Observer are filled in; mount, when set,
-// mounts the Handler instead of serving it directly.
+// ends. cfg's Keys, Tools and Observer are filled in.
 func newEnv(t *testing.T, cfg protocol.Config, opts ...otelmedian.Option) *env {
+	t.Helper()
+	return newMountedEnv(t, cfg, nil, opts...)
+}
+
+// newMountedEnv is newEnv where mount, when not nil, mounts the Handler
+// (behind its middleware, say) instead of serving it directly.
+func newMountedEnv(t *testing.T, cfg protocol.Config, mount func(h *protocol.Handler) http.Handler, opts ...otelmedian.Option) *env {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
@@ -113,7 +119,11 @@ func newEnv(t *testing.T, cfg protocol.Config, opts ...otelmedian.Option) *env {
 	}
 	h, err := protocol.New(cfg)
 	require.NoError(t, err)
-	return &env{spans: rec, reader: reader, handler: withServerSpan(tp, h)}
+	var served http.Handler = h
+	if mount != nil {
+		served = mount(h)
+	}
+	return &env{spans: rec, reader: reader, handler: withServerSpan(tp, served)}
 }
 
 // withServerSpan starts an HTTP server span around next and puts it on the

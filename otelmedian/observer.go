@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -27,6 +28,7 @@ const (
 	keyRefusalReason = attribute.Key("median.refusal.reason")
 	keyEvictedEarly  = attribute.Key("median.evicted_early")
 	keyOutcome       = attribute.Key("median.outcome")
+	keyOffContract   = attribute.Key("median.off_contract")
 )
 
 // The values of median.outcome.
@@ -34,7 +36,14 @@ const (
 	outcomeResult  = "result"
 	outcomeRefusal = "refusal"
 	outcomeError   = "error"
+	// The app's own handler answered with a response it wrote itself
+	// (protocol.Event.OffContract).
+	outcomeOffContract = "off_contract"
 )
+
+// offContractStatus is the span status description of an answer outside
+// the contract whose status is not 2xx. It holds nothing of the call.
+const offContractStatus = "the server's own handler answered outside the contract with a non-2xx status, which Median's agent reads as the tool not answering"
 
 // durationBuckets are the boundaries OpenTelemetry recommends for
 // http.server.request.duration, in seconds.
@@ -116,6 +125,13 @@ func (o *Observer) span(ctx context.Context, ev protocol.Event) {
 	if ev.EvictedEarly > 0 {
 		attrs = append(attrs, keyEvictedEarly.Int(ev.EvictedEarly))
 	}
+	failed := ev.Code != ""
+	if ev.OffContract {
+		attrs = append(attrs, keyOffContract.Bool(true), semconv.HTTPResponseStatusCode(ev.Status))
+		if failed = !success(ev.Status); failed {
+			attrs = append(attrs, statusErrorType(ev.Status))
+		}
+	}
 	var answer answerBody
 	if o.content {
 		if len(ev.Input) > 0 {
@@ -130,8 +146,11 @@ func (o *Observer) span(ctx context.Context, ev protocol.Event) {
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithTimestamp(ev.Start),
 		trace.WithAttributes(attrs...))
-	if ev.Code != "" {
+	switch {
+	case ev.Code != "":
 		span.SetStatus(codes.Error, answer.Error.Message)
+	case failed:
+		span.SetStatus(codes.Error, offContractStatus)
 	}
 	span.End(trace.WithTimestamp(ev.Start.Add(ev.Duration)))
 }
@@ -148,6 +167,11 @@ type answerBody struct {
 func metricAttributes(ev protocol.Event) []attribute.KeyValue {
 	attrs := make([]attribute.KeyValue, 0, 8)
 	switch {
+	case ev.OffContract:
+		attrs = append(attrs, keyOutcome.String(outcomeOffContract))
+		if !success(ev.Status) {
+			attrs = append(attrs, statusErrorType(ev.Status))
+		}
 	case ev.Code != "":
 		attrs = append(attrs, keyOutcome.String(outcomeError), semconv.ErrorTypeKey.String(string(ev.Code)))
 	case ev.Refusal != "":
@@ -176,4 +200,18 @@ func method(m string) attribute.KeyValue {
 		return semconv.HTTPRequestMethodPost
 	}
 	return semconv.HTTPRequestMethodOther
+}
+
+// success reports whether an HTTP status is 2xx: Median's agent reads any
+// other as the tool not answering (PROTOCOL.md §11).
+func success(status int) bool { return status >= 200 && status < 300 }
+
+// statusErrorType is error.type for an answer outside the contract whose
+// status is not 2xx: the status as a string, as OpenTelemetry's HTTP
+// conventions set it, or _OTHER when no status is known.
+func statusErrorType(status int) attribute.KeyValue {
+	if status <= 0 {
+		return semconv.ErrorTypeOther
+	}
+	return semconv.ErrorTypeKey.String(strconv.Itoa(status))
 }

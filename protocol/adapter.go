@@ -42,6 +42,7 @@ type Response struct {
 	refusal     string // the refusal's reason, when the answer is a refusal result
 	replayed    bool   // the answer came from the replay store
 	offContract bool   // the app's handlers answered on their own (Settle's written): the agent got their response, not Body
+	written     int32  // with offContract, the status they wrote (int32 fits beside the flags: no larger Response)
 	evicted     int    // answers the replay store dropped early to keep this one
 }
 
@@ -148,11 +149,12 @@ var errNoCall = newError(CodeExecutionFailed, "no verified Median call on this r
 //
 // It returns the answer to write, or the zero Response when there is
 // nothing to write: the call was answered, or the handlers wrote a
-// response of their own (written), which is sent as they wrote it and
-// logged as a warning naming its status (see "Handler chains" in the
-// package doc). A panic is logged with its stack and answered
-// execution_failed, so the first answer is the contract's whatever
-// recovery middleware runs outside. A call left unanswered is answered
+// response of their own (written), which is sent as they wrote it,
+// logged as a warning naming its status and reported to the observer as
+// such ([Event.OffContract]; see "Handler chains" in the package doc). A
+// panic is logged with its stack and answered execution_failed, so the
+// first answer is the contract's whatever recovery middleware runs
+// outside. A call left unanswered is answered
 // execution_failed too. Either way that answer is kept for the call's
 // toolCallId, so a repeat is answered at once instead of waiting for the
 // claim's lease and then running again.
@@ -168,7 +170,7 @@ func Settle(ctx context.Context, written int, recovered any) Response {
 			return Response{}
 		}
 		resp := errorResponse(failedUnexpectedly(call.Tool))
-		resp.offContract = written != 0
+		resp.offContract, resp.written = written != 0, int32(written)
 		resp = h.finish(ctx, st, resp)
 		if written != 0 {
 			return Response{}
@@ -179,7 +181,7 @@ func Settle(ctx context.Context, written int, recovered any) Response {
 		return Response{}
 	}
 	resp := errorResponse(newError(CodeExecutionFailed, "the server's handler did not answer this call"))
-	resp.offContract = written != 0
+	resp.offContract, resp.written = written != 0, int32(written)
 	resp = h.finish(ctx, st, resp)
 	if written != 0 {
 		h.warnOffContract(ctx, call, written)

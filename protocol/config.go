@@ -155,25 +155,41 @@ type Event struct {
 	Tool       string // empty when the request named no tool
 	ToolCallID string // empty when the request named no call
 	Risk       Risk   // the call's risk as Median sent it; empty for other requests
-	Status     int    // the HTTP status answered
+	// Status is the HTTP status answered: for an OffContract answer, the
+	// status the app's handlers wrote.
+	Status int
 	// Code is the answer's error code; empty for a result (refusals
-	// included).
+	// included) and for an OffContract answer, whose body the Handler did
+	// not write.
 	Code Code
 	// Refusal is the reason of a refusal result ("approval_required",
 	// "not_signed_in", …); empty otherwise.
 	Refusal string
 	// Replayed is true when the answer came from the replay store.
 	Replayed bool
+	// OffContract is true when, in middleware mode, the app's own handlers
+	// answered the call with a response they wrote themselves instead of
+	// [Respond] (an authorization check's plain 403; see "Handler chains"
+	// in the package doc): that response is what was sent. Status is then
+	// the status they wrote, Code and Refusal are empty, and Answer is
+	// nil, as the Handler never saw the body. A handler that hijacked the
+	// connection answered on it unseen: Status is then 101 Switching
+	// Protocols standing for that answer (on gin and echo, which report a
+	// hijack as a write, their default 200). The call's repeats get the
+	// execution_failed kept for its toolCallId, and their events say so
+	// (Replayed, Code execution_failed, that Answer).
+	OffContract bool
 	// EvictedEarly counts answers the replay store dropped before their
 	// time to keep this one; their toolCallIds could run again.
 	EvictedEarly int
 	Start        time.Time     // when the request reached the Handler
 	Duration     time.Duration // from Start to the answer
 	// Input is the call's input and Answer the answer's body, exactly as
-	// sent. Both may hold personal data: record them only when the operator
-	// asked for it. Both are read-only: Input shares the request's body,
-	// and Answer is the very body being written (and kept for replays), so
-	// an Observer that changes them copies them first.
+	// sent (nil for an OffContract answer). Both may hold personal data:
+	// record them only when the operator asked for it. Both are read-only:
+	// Input shares the request's body, and Answer is the very body being
+	// written (and kept for replays), so an Observer that changes them
+	// copies them first.
 	Input  json.RawMessage
 	Answer []byte
 }

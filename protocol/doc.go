@@ -49,9 +49,10 @@
 // contract. The Handler logs a
 // warning naming its status (at most one line every ten seconds, with the
 // count of those held back), counts it in the diagnostics report as the
-// tool's offContract, not as a failure (PROTOCOL.md §10), and keeps
-// execution_failed for the call's toolCallId, so a repeat is answered at
-// once.
+// tool's offContract, not as a failure (PROTOCOL.md §10), reports it to
+// [Config.Observer] as what was sent ([Event.OffContract], with the status
+// written, no Code and no Answer), and keeps execution_failed for the
+// call's toolCallId, so a repeat is answered at once.
 //
 // # Writing an adapter
 //

@@ -324,6 +324,9 @@ func (h *Handler) observe(ctx context.Context, st *callState, resp Response, too
 	}
 	ev := Event{Method: st.method, Code: resp.code, Status: resp.Status, Refusal: resp.refusal, Replayed: resp.replayed,
 		EvictedEarly: resp.evicted, Answer: resp.Body, Start: st.start, Duration: took}
+	if resp.offContract { // what went out is the handlers' own response, not the answer kept for repeats
+		ev.Status, ev.Code, ev.Answer, ev.OffContract = int(resp.written), "", nil, true
+	}
 	if c := st.call; c != nil {
 		ev.Tool, ev.ToolCallID, ev.Risk, ev.Input = c.Tool, c.ToolCallID, c.Risk, c.RawInput
 	}

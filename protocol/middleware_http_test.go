@@ -191,3 +191,65 @@ func TestMiddlewareAnswersACallLeftUnanswered(t *testing.T) {
 	assert.Equal(t, http.StatusNoContent, rec.Code, "the handler's own answer stands")
 	assert.Empty(t, rec.Body.String())
 }
+
+// TestMiddlewareOffContractEvent: the observer is told what went out when
+// the app's handler writes its own response instead of Respond: the status
+// it wrote, no code, no answer; a body written before a panic too. The
+// repeat's event is the execution_failed kept for the toolCallId, as the
+// repeat gets it.
+func TestMiddlewareOffContractEvent(t *testing.T) {
+	obs := &observed{}
+	h, _ := newHandler(t, Config{Tools: appTools("mine"), Observer: obs.add})
+	forbid := h.Middleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "forbidden", http.StatusForbidden)
+	}))
+	rec := httptest.NewRecorder()
+	forbid.ServeHTTP(rec, httpPost("/", toolCall("mine", "off_1", `{"a":1}`)))
+	require.Equal(t, http.StatusForbidden, rec.Code)
+	ev := obs.last(t)
+	assert.True(t, ev.OffContract)
+	assert.Equal(t, http.StatusForbidden, ev.Status, "the status the handler wrote")
+	assert.Empty(t, ev.Code, "no contract code went out")
+	assert.Empty(t, ev.Refusal)
+	assert.Nil(t, ev.Answer, "the Handler did not see what the handler wrote")
+	assert.False(t, ev.Replayed)
+	assert.Equal(t, "mine", ev.Tool)
+	assert.Equal(t, "off_1", ev.ToolCallID)
+	assert.Equal(t, `{"a":1}`, string(ev.Input))
+
+	rec = httptest.NewRecorder()
+	forbid.ServeHTTP(rec, httpPost("/", toolCall("mine", "off_1", `{"a":1}`)))
+	ev = obs.last(t)
+	assert.False(t, ev.OffContract, "the repeat is answered from the replay store")
+	assert.True(t, ev.Replayed)
+	assert.Equal(t, http.StatusOK, ev.Status)
+	assert.Equal(t, CodeExecutionFailed, ev.Code)
+	assert.Equal(t, rec.Body.String(), string(ev.Answer), "the kept answer, as the repeat got it")
+
+	broke := h.Middleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = w.Write([]byte("half an answer"))
+		panic("app bug")
+	}))
+	rec = httptest.NewRecorder()
+	broke.ServeHTTP(rec, httpPost("/", toolCall("mine", "off_2", `{}`)))
+	require.Equal(t, "half an answer", rec.Body.String())
+	ev = obs.last(t)
+	assert.True(t, ev.OffContract, "a response written before a panic is what went out")
+	assert.Equal(t, http.StatusAccepted, ev.Status)
+	assert.Empty(t, ev.Code)
+	assert.Nil(t, ev.Answer)
+
+	respond := h.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { Respond(w, r, "ok", nil) }))
+	respond.ServeHTTP(httptest.NewRecorder(), httpPost("/", toolCall("mine", "off_3", `{}`)))
+	ev = obs.last(t)
+	assert.False(t, ev.OffContract, "Respond answers within the contract")
+	assert.Equal(t, `{"result":"ok"}`, string(ev.Answer))
+
+	silent := h.Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	silent.ServeHTTP(httptest.NewRecorder(), httpPost("/", toolCall("mine", "off_4", `{}`)))
+	ev = obs.last(t)
+	assert.False(t, ev.OffContract, "a call left unanswered is answered by the Handler")
+	assert.Equal(t, CodeExecutionFailed, ev.Code)
+	assert.Equal(t, http.StatusOK, ev.Status)
+}

@@ -2,6 +2,7 @@ package adaptertest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,9 +26,10 @@ import (
 // Mount and the methods only its framework routes (ExtraMethods, Foreign);
 // in middleware mode (Mount with a handler, behind the framework's recovery
 // middleware), what reaches the handler (MiddlewareCases: CallFrom and
-// the signed body given back), handler chains (ChainCases), replays of calls it answered,
-// calls it left unanswered or panicked on, and an unusable key; Respond
-// without the middleware; and framework values on a tool's ctx, during and
+// the signed body given back), handler chains (ChainCases) and the
+// observer's event for each, replays of calls it answered, calls it left
+// unanswered or panicked on, and an unusable key; Respond without the
+// middleware; and framework values on a tool's ctx, during and
 // after the request. The contract's own cases are conformance's
 // (internal/adapters runs the suite against every adapter).
 func Run(t *testing.T, a Adapter) {
@@ -89,15 +91,21 @@ func Run(t *testing.T, a Adapter) {
 		assert.Zero(t, runs.Echo.Load(), "the middleware never runs a registered tool itself")
 	})
 
-	// A handler's own answer also reaches the log, naming its status: each
+	// A handler's own answer also reaches the log, naming its status, and
+	// the observer, as what was sent (protocol.Event.OffContract): each
 	// case has its own handler, as the warning comes once per interval.
 	t.Run("middleware chain", func(t *testing.T) {
 		for i, tc := range ChainCases(a) {
 			t.Run(tc.Name, func(t *testing.T) {
 				logs := &testsupport.Buffer{} // written from the server's goroutines while the test reads it
-				h, runs := NewHandler(func(cfg *protocol.Config) { cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil)) })
 				var mu sync.Mutex
 				var ran []int
+				var evMu sync.Mutex // apart from mu, which the checks below hold
+				var events []protocol.Event
+				h, runs := NewHandler(func(cfg *protocol.Config) {
+					cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+					cfg.Observer = func(_ context.Context, ev protocol.Event) { evMu.Lock(); events = append(events, ev); evMu.Unlock() }
+				})
 				c := Start(t, a.Chain(h, tc.Steps, func(i int) { mu.Lock(); ran = append(ran, i); mu.Unlock() }))
 				got := c.Do(t, Signed(http.MethodPost, ToolCall(ToolEcho, fmt.Sprintf("chain_%d", i), chainInput)))
 				if tc.Own {
@@ -116,6 +124,7 @@ func Run(t *testing.T, a Adapter) {
 				if tc.Own { // after a hijack the client may have the answer before the handler returns: wait for the line
 					assert.Eventually(t, func() bool { return strings.Contains(logs.String(), "outside the contract") }, 5*time.Second, time.Millisecond, "the warning (log %s)", logs.String())
 				}
+				checkChainEvent(t, tc, func() []protocol.Event { evMu.Lock(); defer evMu.Unlock(); return slices.Clone(events) })
 			})
 		}
 	})
@@ -292,6 +301,36 @@ func Run(t *testing.T, a Adapter) {
 			}
 		}
 	})
+}
+
+// checkChainEvent asserts that the observer got one event for a chain
+// case's call, telling what was sent: for a handler's own answer, the
+// status it wrote, no code and no answer; for the core's, its code and
+// body. The status written on a hijacked connection is not seen (see
+// protocol.Event.OffContract), and not checked.
+func checkChainEvent(t *testing.T, tc ChainCase, events func() []protocol.Event) {
+	t.Helper()
+	// The event may follow the answer the client read: wait for it.
+	assert.Eventually(t, func() bool { return len(events()) > 0 }, 5*time.Second, time.Millisecond, "the observer got no event")
+	got := events()
+	if !assert.Len(t, got, 1, "one event per answer") {
+		return
+	}
+	ev := got[0]
+	assert.Equal(t, ToolEcho, ev.Tool)
+	if !tc.Own {
+		assert.False(t, ev.OffContract, "the core answered")
+		assert.Equal(t, tc.Want.Status, ev.Status)
+		assert.Equal(t, tc.Want.Code, ev.Code)
+		assert.NotEmpty(t, ev.Answer, "the core's answer, as sent")
+		return
+	}
+	assert.True(t, ev.OffContract, "the handler's own answer went out")
+	if !slices.Contains(tc.Steps, Hijack) {
+		assert.Equal(t, tc.Want.Status, ev.Status, "the status the handler wrote")
+	}
+	assert.Empty(t, ev.Code, "no contract code went out")
+	assert.Nil(t, ev.Answer, "the core did not see what the handler wrote")
 }
 
 // Recorder is the kit's Answer: it answers the custom tools (and ToolEcho),
