@@ -179,6 +179,11 @@ func TestReadSamples(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `{"n":12345678901234567890}`, string(input), "an input's numbers are sent as written")
 
+	list, err = conformance.ReadSamples(strings.NewReader(`[{"tool":"a","input":{ "z": 1.50, "a": "<b>\u00e9" }},{"tool":"b","input":null}]`))
+	require.NoError(t, err)
+	assert.Equal(t, json.RawMessage(`{ "z": 1.50, "a": "<b>\u00e9" }`), list[0].Input, "the input as written: key order, numbers, escapes and < kept")
+	assert.Nil(t, list[1].Input, "a null input is no input ({} is sent)")
+
 	for body, want := range map[string]string{
 		`{"tools":[{"input":{}}]}`:               `entry 1: no "tool"`,
 		`{"tools":[{"tool":"a","expect":"ok"}]}`: `expect "ok" is not one of`,

@@ -118,12 +118,20 @@ type samplesFile struct {
 	Tools []ToolSample `json:"tools"`
 }
 
+// rawInput is one sample's input as written in the file, which ReadSamples
+// keeps so that it is sent as given (see ToolSample.Input).
+type rawInput struct {
+	Input json.RawMessage `json:"input"`
+}
+
 // ReadSamples decodes tool samples from JSON, such as a file of samples
 // for mediancheck -samples: either {"tools": [...]} or a bare array of
 // samples, each with the fields of [ToolSample] in camelCase ("tool",
 // "input", "visitor", "risk", "approvedBy", "conversationId", "unapproved", "expect",
 // "invalidInputs", "sideEffects", "countsRuns"). A Check function cannot be
-// given in JSON.
+// given in JSON. Each input is kept as written, a [json.RawMessage], so it
+// is sent as given (its key order, numbers, escapes and characters such as
+// "<" kept).
 func ReadSamples(r io.Reader) ([]ToolSample, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -131,21 +139,37 @@ func ReadSamples(r io.Reader) ([]ToolSample, error) {
 	}
 	data = bytes.TrimSpace(data)
 	var list []ToolSample
-	dec := func(v any) error {
+	var inputs []rawInput
+	dec := func(v any, strict bool) error {
 		d := json.NewDecoder(bytes.NewReader(data))
-		d.DisallowUnknownFields()
-		d.UseNumber() // an input's numbers are sent again as written
+		if strict {
+			d.DisallowUnknownFields()
+		}
 		return d.Decode(v)
 	}
 	if len(data) > 0 && data[0] == '[' {
-		err = dec(&list)
+		if err = dec(&list, true); err == nil {
+			err = dec(&inputs, false)
+		}
 	} else {
 		var f samplesFile
-		err = dec(&f)
-		list = f.Tools
+		var raw struct {
+			Tools []rawInput `json:"tools"`
+		}
+		if err = dec(&f, true); err == nil {
+			err = dec(&raw, false)
+		}
+		list, inputs = f.Tools, raw.Tools
 	}
 	if err != nil {
 		return nil, fmt.Errorf("tool samples: %w (expected {\"tools\": [{\"tool\": \"name\", \"input\": {...}}]})", err)
+	}
+	for i := range list {
+		// The input as written: its key order, numbers, escapes and
+		// characters such as "<" are sent as they are in the file.
+		if in := inputs[i].Input; len(in) > 0 && string(in) != "null" {
+			list[i].Input = in
+		}
 	}
 	for i, s := range list {
 		if err := s.validate(); err != nil {
