@@ -113,15 +113,17 @@ func (s ToolSample) input() json.RawMessage {
 	return raw
 }
 
-// samplesFile is the JSON form ReadSamples accepts.
-type samplesFile struct {
-	Tools []ToolSample `json:"tools"`
+// sampleJSON is one sample as ReadSamples reads it: its Input, at a
+// shallower depth than ToolSample's, takes the input as written, which
+// ReadSamples keeps so that it is sent as given (see ToolSample.Input).
+type sampleJSON struct {
+	ToolSample
+	Input json.RawMessage `json:"input,omitempty"`
 }
 
-// rawInput is one sample's input as written in the file, which ReadSamples
-// keeps so that it is sent as given (see ToolSample.Input).
-type rawInput struct {
-	Input json.RawMessage `json:"input"`
+// samplesFile is the JSON form ReadSamples accepts.
+type samplesFile struct {
+	Tools []sampleJSON `json:"tools"`
 }
 
 // ReadSamples decodes tool samples from JSON, such as a file of samples
@@ -138,37 +140,24 @@ func ReadSamples(r io.Reader) ([]ToolSample, error) {
 		return nil, err
 	}
 	data = bytes.TrimSpace(data)
-	var list []ToolSample
-	var inputs []rawInput
-	dec := func(v any, strict bool) error {
-		d := json.NewDecoder(bytes.NewReader(data))
-		if strict {
-			d.DisallowUnknownFields()
-		}
-		return d.Decode(v)
-	}
+	var read []sampleJSON
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
 	if len(data) > 0 && data[0] == '[' {
-		if err = dec(&list, true); err == nil {
-			err = dec(&inputs, false)
-		}
+		err = d.Decode(&read)
 	} else {
 		var f samplesFile
-		var raw struct {
-			Tools []rawInput `json:"tools"`
-		}
-		if err = dec(&f, true); err == nil {
-			err = dec(&raw, false)
-		}
-		list, inputs = f.Tools, raw.Tools
+		err = d.Decode(&f)
+		read = f.Tools
 	}
 	if err != nil {
 		return nil, fmt.Errorf("tool samples: %w (expected {\"tools\": [{\"tool\": \"name\", \"input\": {...}}]})", err)
 	}
-	for i := range list {
-		// The input as written: its key order, numbers, escapes and
-		// characters such as "<" are sent as they are in the file.
-		if in := inputs[i].Input; len(in) > 0 && string(in) != "null" {
-			list[i].Input = in
+	list := make([]ToolSample, len(read))
+	for i, r := range read {
+		list[i] = r.ToolSample
+		if len(r.Input) > 0 && string(r.Input) != "null" { // no input, or null: {} is sent
+			list[i].Input = r.Input
 		}
 	}
 	for i, s := range list {
