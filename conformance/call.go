@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/median-go/median/internal/chars"
@@ -83,35 +81,16 @@ func (c *call) setPath(path string, v any, remove bool) *call {
 }
 
 // bytes returns the call's body: wire.CallBody's bytes as built, or the
-// edited body (see call).
+// edited body (see call), its keys in name order and the input as built.
 func (c *call) bytes() []byte {
 	if c.tree == nil {
 		return c.built
 	}
-	b := []byte{'{'}
-	for i, k := range slices.Sorted(maps.Keys(c.tree)) {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(append(b, encodeJSON(k)...), ':')
-		if raw, ok := c.tree[k].(json.RawMessage); ok {
-			b = append(b, raw...) // the input, as built
-		} else {
-			b = append(b, encodeJSON(c.tree[k])...)
-		}
-	}
-	return append(b, '}')
-}
-
-// encodeJSON encodes v, a value of a call's tree, without HTML escaping.
-func encodeJSON(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := wire.Marshal(c.tree)
+	if err != nil {
 		panic("conformance: encoding a call: " + err.Error())
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	return b
 }
 
 // samplePersona is the context of smp's call as Median sends it once

@@ -69,8 +69,7 @@ func NewID() string {
 // own test calls (docs/PROTOCOL.md §2), so the same parts always give the
 // same body.
 func CallBody(tool, id string, input json.RawMessage, p Persona) ([]byte, error) {
-	var in bytes.Buffer
-	if err := json.Compact(&in, input); err != nil { // json.Compact escapes nothing
+	if !json.Valid(input) {
 		return nil, errors.New("the input is not valid JSON")
 	}
 	type visitor struct {
@@ -85,6 +84,12 @@ func CallBody(tool, id string, input json.RawMessage, p Persona) ([]byte, error)
 		ApprovedBy     string  `json:"approvedBy,omitempty"`
 		Visitor        visitor `json:"visitor"`
 	}
+	type call struct {
+		Tool       string          `json:"tool"`
+		ToolCallID string          `json:"toolCallId"`
+		Input      json.RawMessage `json:"input"`
+		Context    callContext     `json:"context"`
+	}
 	conv := p.ConversationID
 	if conv == "" {
 		conv = id
@@ -93,27 +98,20 @@ func CallBody(tool, id string, input json.RawMessage, p Persona) ([]byte, error)
 	if p.Verified {
 		v.ExternalID = p.ExternalID
 	}
-	// encoding/json would HTML-escape a json.RawMessage field: the input is
-	// written between the encoded parts instead.
-	b := []byte(`{"tool":`)
-	b = append(b, encode(tool)...)
-	b = append(b, `,"toolCallId":`...)
-	b = append(b, encode(id)...)
-	b = append(b, `,"input":`...)
-	b = append(b, in.Bytes()...)
-	b = append(b, `,"context":`...)
-	b = append(b, encode(callContext{conv, p.Risk, p.ApprovedBy, v})...)
-	return append(b, '}'), nil
+	return Marshal(call{tool, id, input, callContext{conv, p.Risk, p.ApprovedBy, v}})
 }
 
-// encode returns v as JSON without HTML escaping. v is a string or a
-// struct of strings and bools, which always encode.
-func encode(v any) []byte {
+// Marshal returns v as JSON on one line without HTML escaping ("<" stays
+// "<"), what a call's body is written with: a json.RawMessage in v is
+// compacted and otherwise kept as it is.
+func Marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // DiagnosticsBody is the body of a diagnostics request (§4).
