@@ -169,26 +169,32 @@ func Settle(ctx context.Context, written int, recovered any) Response {
 		if st.answered.Swap(true) {
 			return Response{}
 		}
-		resp := errorResponse(failedUnexpectedly(call.Tool))
-		resp.offContract, resp.written = written != 0, int32(written)
-		resp = h.finish(ctx, st, resp)
-		if written != 0 {
-			return Response{}
-		}
-		return resp
+		return h.settleWith(ctx, st, failedUnexpectedly(call.Tool), written)
 	}
 	if !st.answered.CompareAndSwap(false, true) {
 		return Response{}
 	}
-	resp := errorResponse(newError(CodeExecutionFailed, "the server's handler did not answer this call"))
-	resp.offContract, resp.written = written != 0, int32(written)
-	resp = h.finish(ctx, st, resp)
+	resp := h.settleWith(ctx, st, newError(CodeExecutionFailed, "the server's handler did not answer this call"), written)
 	if written != 0 {
 		h.warnOffContract(ctx, call, written)
-		return Response{}
+		return resp
 	}
 	if ok, held := h.unanswered.allow(h.cfg.Now()); ok {
 		h.cfg.Logger.WarnContext(ctx, "median: a verified call was not answered; it and its repeats are answered execution_failed", "tool", call.Tool, "toolCallId", call.ToolCallID, "suppressed", held)
+	}
+	return resp
+}
+
+// settleWith ends a call Settle answers with e, the answer kept for its
+// repeats. When a handler wrote a response of its own (written, its
+// status, not 0), that response is what went out: the answer is marked
+// off-contract for the counters and the observer, and none is returned.
+func (h *Handler) settleWith(ctx context.Context, st *callState, e *Error, written int) Response {
+	resp := errorResponse(e)
+	resp.offContract, resp.written = written != 0, int32(written)
+	resp = h.finish(ctx, st, resp)
+	if written != 0 {
+		return Response{}
 	}
 	return resp
 }
