@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,10 +18,8 @@ import (
 // names the status, at most once per logInterval, with the count of the
 // lines held back.
 func TestMountChainEndsAtAHandlerThatWrites(t *testing.T) {
-	var mu sync.Mutex
-	now := testNow
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	h, logs := newHandler(t, Config{Tools: appTools("refund"), Now: clock})
+	clock := newSettableClock()
+	h, logs := newHandler(t, Config{Tools: appTools("refund"), Now: clock.Now})
 	dispatched := 0
 	auth := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "forbidden", http.StatusForbidden) })
 	dispatch := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -43,9 +40,7 @@ func TestMountChainEndsAtAHandlerThatWrites(t *testing.T) {
 	assert.EqualValues(t, http.StatusForbidden, warnings[0]["status"])
 	assert.EqualValues(t, 0, warnings[0]["suppressed"])
 
-	mu.Lock()
-	now = now.Add(logInterval)
-	mu.Unlock()
+	clock.advance(logInterval)
 	mux.ServeHTTP(httptest.NewRecorder(), httpPost("/api/median", toolCall("refund", "chain_d", `{}`)))
 	warnings = logs.find(t, "outside the contract")
 	require.Len(t, warnings, 2, "a line again once the interval has passed")

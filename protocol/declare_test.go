@@ -7,9 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -107,11 +105,9 @@ func TestDeclaredToolBehindMiddleware(t *testing.T) {
 // warning is logged at most once per logInterval, and the answer is kept
 // for the toolCallId.
 func TestDeclaredToolServedByServe(t *testing.T) {
-	var mu sync.Mutex
-	now := testNow
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	clock := newSettableClock()
 	obs := &observed{}
-	h, logs := newHandler(t, Config{Tools: []*Tool{DeclareTool[refundInput]("refund", RiskLow, "Refund an order.")}, Now: clock, Observer: obs.add})
+	h, logs := newHandler(t, Config{Tools: []*Tool{DeclareTool[refundInput]("refund", RiskLow, "Refund an order.")}, Now: clock.Now, Observer: obs.add})
 	ctx := context.Background()
 
 	msg := requireError(t, h.Serve(ctx, post(toolCall("refund", "s1", `{"orderId":"A"}`))), http.StatusBadRequest, CodeInvalidInput)
@@ -133,9 +129,7 @@ func TestDeclaredToolServedByServe(t *testing.T) {
 	assert.Equal(t, "WARN", warnings[0]["level"])
 	assert.Contains(t, warnings[0]["msg"], "Mount")
 
-	mu.Lock()
-	now = now.Add(logInterval)
-	mu.Unlock()
+	clock.advance(logInterval)
 	requireError(t, h.Serve(ctx, post(toolCall("refund", "s6", `{"orderId":"A-1","amount":20}`))), http.StatusOK, CodeExecutionFailed)
 	warnings = logs.find(t, "declared with DeclareTool")
 	require.Len(t, warnings, 2, "a line again once the interval has passed")

@@ -186,6 +186,19 @@ func (c *int64Counter) add() { c.mu.Lock(); c.n++; c.mu.Unlock() }
 
 func (c *int64Counter) get() int64 { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
 
+// settableClock is a Config.Now that starts at testNow and that a test
+// moves forward with advance, safe to read from the Handler's goroutines.
+type settableClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newSettableClock() *settableClock { return &settableClock{now: testNow} }
+
+func (c *settableClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *settableClock) advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
 // discardLogger drops every line.
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
