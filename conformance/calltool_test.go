@@ -161,31 +161,30 @@ func TestCallToolSendsTheCallMedianSends(t *testing.T) {
 	assert.Equal(t, string(first.Raw), string(again.Raw))
 }
 
-// TestCallToolBuildsTheBodyMediancheckBuilds: CallTool's body is the one
-// wire.CallBody (mediancheck call's and the inspector's builder) gives for
-// the same parts, its conversationId default included: the toolCallId,
-// as Median sends its own test calls.
+// TestCallToolBuildsTheBodyMediancheckBuilds: CallTool's body is the call
+// Median sends for the sample's parts (the body wire.CallBody builds for
+// mediancheck call and the inspector): the tool's declared risk and its
+// approval by default, the visitor's id only when verified, and the
+// conversationId defaulting to the toolCallId, as Median sends its own
+// test calls. {id} in a body stands for the toolCallId CallTool chose.
 func TestCallToolBuildsTheBodyMediancheckBuilds(t *testing.T) {
 	target, bodies := recording(conformance.HandlerTarget(mux(newHandler(t, testKey, nil)), mountPath, testKey))
 	visitor := conformance.Visitor{Verified: true, ExternalID: "user_7", Email: "a@b.c", Name: "Ada"}
-	for i, smp := range []conformance.ToolSample{
-		{Tool: "echo", Input: json.RawMessage(`{ "message" : "<hi>" }`), Visitor: visitor},
-		{Tool: "refund", Input: map[string]string{"orderId": "A-1"}, ToolCallID: "test_0001"},
-		{Tool: "echo", Input: map[string]string{"message": "hi"}, Risk: "high", Unapproved: true, ConversationID: "conv_9", Visitor: conformance.Visitor{ExternalID: "not_verified"}},
+	for i, c := range []struct {
+		smp  conformance.ToolSample
+		want string
+	}{
+		{conformance.ToolSample{Tool: "echo", Input: json.RawMessage(`{ "message" : "<hi>" }`), Visitor: visitor},
+			`{"tool":"echo","toolCallId":"{id}","input":{"message":"<hi>"},"context":{"conversationId":"{id}","risk":"low","visitor":{"verified":true,"externalId":"user_7","email":"a@b.c","name":"Ada"}}}`},
+		{conformance.ToolSample{Tool: "refund", Input: map[string]string{"orderId": "A-1"}, ToolCallID: "test_0001"},
+			`{"tool":"refund","toolCallId":"test_0001","input":{"orderId":"A-1"},"context":{"conversationId":"test_0001","risk":"high","approvedBy":"A teammate","visitor":{"verified":false}}}`},
+		{conformance.ToolSample{Tool: "echo", Input: map[string]string{"message": "hi"}, Risk: "high", Unapproved: true, ConversationID: "conv_9", Visitor: conformance.Visitor{ExternalID: "not_verified"}},
+			`{"tool":"echo","toolCallId":"{id}","input":{"message":"hi"},"context":{"conversationId":"conv_9","risk":"high","visitor":{"verified":false}}}`},
 	} {
-		r := conformance.CallTool[any](t, target, smp)
-		p := wire.Persona{Risk: smp.Risk, Verified: smp.Visitor.Verified, ExternalID: smp.Visitor.ExternalID, Email: smp.Visitor.Email,
-			Name: smp.Visitor.Name, ApprovedBy: smp.ApprovedBy, ConversationID: smp.ConversationID, Unapproved: smp.Unapproved}
-		input, err := json.Marshal(smp.Input)
-		require.NoError(t, err)
-		want, err := wire.CallBody(smp.Tool, r.ToolCallID, input, p.Approve(string(fixtureRisks[smp.Tool])))
-		require.NoError(t, err)
-		var wantTree map[string]any
-		require.NoError(t, json.Unmarshal(want, &wantTree))
-		assert.Equal(t, wantTree, bodies()[i], "sample %d", i)
-		if smp.ConversationID == "" {
-			assert.Equal(t, r.ToolCallID, bodies()[i]["context"].(map[string]any)["conversationId"], "sample %d: the conversationId defaults to the toolCallId", i)
-		}
+		r := conformance.CallTool[any](t, target, c.smp)
+		var want map[string]any
+		require.NoError(t, json.Unmarshal([]byte(strings.ReplaceAll(c.want, "{id}", r.ToolCallID)), &want))
+		assert.Equal(t, want, bodies()[i], "sample %d", i)
 	}
 }
 
