@@ -47,7 +47,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/median-go/median/internal/mount"
+	"github.com/median-go/median/internal/adapt/mount"
 	"github.com/median-go/median/protocol"
 )
 

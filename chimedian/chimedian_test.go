@@ -13,14 +13,14 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/median-go/median/chimedian"
-	"github.com/median-go/median/internal/adaptertest"
+	"github.com/median-go/median/internal/testonly/adaptertest"
 	"github.com/median-go/median/protocol"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // The shared adapter table and the conformance suite run against
-// chimedian in internal/adapters.
+// chimedian in internal/testonly/adapters.
 
 // TestToolSeesChisRequestID checks that a tool mounted with Mount finds
 // what chi's own RequestID middleware put on the request's context.

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/median-go/median/internal/chars"
-	"github.com/median-go/median/internal/wire"
+	"github.com/median-go/median/conformance/internal/wire"
+	"github.com/median-go/median/internal/base/chars"
 )
 
 // call is the body of a ToolCall. It is sent as wire.CallBody built it,

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/median-go/median/internal/wire"
+	"github.com/median-go/median/conformance/internal/wire"
 )
 
 // TestEditedCallKeepsTheInput: a call no case edits is wire.CallBody's

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/median-go/median/conformance/agent"
-	"github.com/median-go/median/internal/answerjson"
-	"github.com/median-go/median/internal/chars"
+	"github.com/median-go/median/conformance/internal/answerjson"
+	"github.com/median-go/median/internal/base/chars"
 	"github.com/median-go/median/protocol"
 )
 

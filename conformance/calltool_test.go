@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/median-go/median/conformance"
-	"github.com/median-go/median/internal/wire"
+	"github.com/median-go/median/conformance/internal/wire"
 	"github.com/median-go/median/protocol"
 )
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/median-go/median/internal/chars"
+	"github.com/median-go/median/internal/base/chars"
 	"github.com/median-go/median/protocol"
 )
 

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/median-go/median/internal/chars"
+	"github.com/median-go/median/internal/base/chars"
 	"github.com/median-go/median/protocol"
 )
 

@@ -10,9 +10,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/median-go/median/internal/answerjson"
-	"github.com/median-go/median/internal/chars"
-	"github.com/median-go/median/internal/wire"
+	"github.com/median-go/median/conformance/internal/answerjson"
+	"github.com/median-go/median/conformance/internal/wire"
+	"github.com/median-go/median/internal/base/chars"
 )
 
 // approvalRequired is the reason of the risk floor's refusal (§9).

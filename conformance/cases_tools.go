@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/median-go/median/internal/answerjson"
-	"github.com/median-go/median/internal/chars"
+	"github.com/median-go/median/conformance/internal/answerjson"
+	"github.com/median-go/median/internal/base/chars"
 	"github.com/median-go/median/protocol"
 )
 

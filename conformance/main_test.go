@@ -7,7 +7,7 @@ import (
 )
 
 // TestMain fails the package's tests on leaked goroutines. The suite's runs
-// against every adapter are in internal/adapters, so that these tests load
+// against every adapter are in internal/testonly/adapters, so that these tests load
 // no framework.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)

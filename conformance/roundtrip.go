@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/median-go/median/internal/answerjson"
-	"github.com/median-go/median/internal/chars"
+	"github.com/median-go/median/conformance/internal/answerjson"
+	"github.com/median-go/median/internal/base/chars"
 )
 
 // roundTrip is one request a case sent and the answer that came back: the

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/median-go/median/internal/chars"
+	"github.com/median-go/median/internal/base/chars"
 )
 
 // What a sample call must get back: the values of ToolSample.Expect.

@@ -1,6 +1,6 @@
 package conformance
 
-import "github.com/median-go/median/internal/version"
+import "github.com/median-go/median/internal/base/version"
 
 // defaultUserAgent is the User-Agent of the suite's requests when
 // Target.UserAgent is empty: "median-go-conformance/<version>".

@@ -14,13 +14,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/median-go/median/echomedian"
-	"github.com/median-go/median/internal/adaptertest"
+	"github.com/median-go/median/internal/testonly/adaptertest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // The shared adapter table and the conformance suite run against
-// echomedian in internal/adapters.
+// echomedian in internal/testonly/adapters.
 
 // signed returns a signed POST of body to adaptertest.Path on ctx.
 func signed(ctx context.Context, body []byte) *http.Request {

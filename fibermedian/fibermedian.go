@@ -76,8 +76,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/median-go/median/internal/fasthttpio"
-	"github.com/median-go/median/internal/mount"
+	"github.com/median-go/median/internal/adapt/fasthttpio"
+	"github.com/median-go/median/internal/adapt/mount"
 	"github.com/median-go/median/protocol"
 )
 

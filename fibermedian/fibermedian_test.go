@@ -21,14 +21,14 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/median-go/median/fibermedian"
-	"github.com/median-go/median/internal/adaptertest"
+	"github.com/median-go/median/internal/testonly/adaptertest"
 	"github.com/median-go/median/protocol"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, adaptertest.FasthttpGoroutines...) }
 
 // The shared adapter table and the conformance suite run against this
-// adapter in internal/adapters, also on apps that stream request bodies
+// adapter in internal/testonly/adapters, also on apps that stream request bodies
 // and on apps with extra RequestMethods.
 
 // TestValuesOutliveTheRequest checks that nothing the adapter hands out

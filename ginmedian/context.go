@@ -6,12 +6,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/median-go/median/internal/fallbackctx"
+	"github.com/median-go/median/internal/adapt/fallbackctx"
 )
 
 // ginContext is the context the core runs under for one gin request: the
 // request's context, falling back to the gin context's keys (c.Set) while
-// the request is served (see internal/fallbackctx), and carrying what the
+// the request is served (see internal/adapt/fallbackctx), and carrying what the
 // middleware needs to know about the chain after it.
 type ginContext struct {
 	fallbackctx.Context

@@ -53,8 +53,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/median-go/median/internal/httpio"
-	"github.com/median-go/median/internal/mount"
+	"github.com/median-go/median/internal/adapt/httpio"
+	"github.com/median-go/median/internal/adapt/mount"
 	"github.com/median-go/median/protocol"
 )
 

@@ -15,13 +15,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/median-go/median/ginmedian"
-	"github.com/median-go/median/internal/adaptertest"
+	"github.com/median-go/median/internal/testonly/adaptertest"
 )
 
 // TestMain runs the tests with gin in release mode, as apps run it (the
 // tests of debug mode switch it on themselves), and fails them on leaked
 // goroutines. The shared adapter table and the conformance suite run
-// against ginmedian in internal/adapters.
+// against ginmedian in internal/testonly/adapters.
 func TestMain(m *testing.M) {
 	gin.SetMode(gin.ReleaseMode)
 	goleak.VerifyTestMain(m)

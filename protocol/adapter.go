@@ -5,7 +5,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/median-go/median/internal/httpwire"
+	"github.com/median-go/median/internal/adapt/httpwire"
 )
 
 // This file is the API an adapter uses (see "Writing an adapter" in the

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/median-go/median/internal/chars"
+	"github.com/median-go/median/internal/base/chars"
 )
 
 // Limits of PROTOCOL.md §3.3.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/median-go/median/internal/testsupport"
+	"github.com/median-go/median/internal/testonly/testsupport"
 )
 
 // The benchmarks in this file put the core beside its floor: the work no

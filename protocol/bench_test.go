@@ -12,7 +12,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 
-	"github.com/median-go/median/internal/testsupport"
+	"github.com/median-go/median/internal/testonly/testsupport"
 )
 
 // Run with: go test ./protocol -run '^$' -bench . -benchmem

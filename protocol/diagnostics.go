@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/median-go/median/internal/chars"
+	"github.com/median-go/median/internal/base/chars"
 )
 
 // runDiagnostics answers {"op": "diagnostics"} (PROTOCOL.md §4, §10): the

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/median-go/median/internal/httpwire"
+	"github.com/median-go/median/internal/adapt/httpwire"
 )
 
 // Handler answers the Median tool endpoint. Build it with [New]; it is safe

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/median-go/median/internal/testsupport"
+	"github.com/median-go/median/internal/testonly/testsupport"
 )
 
 // These tests read keys that change while the server runs (PROTOCOL.md

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/median-go/median/internal/testsupport"
+	"github.com/median-go/median/internal/testonly/testsupport"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )

@@ -6,7 +6,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/median-go/median/internal/mount"
+	"github.com/median-go/median/internal/adapt/mount"
 )
 
 // Middleware verifies Median's requests and lets only verified calls of the

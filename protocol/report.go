@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/median-go/median/internal/chars"
-	"github.com/median-go/median/internal/version"
+	"github.com/median-go/median/internal/base/chars"
+	"github.com/median-go/median/internal/base/version"
 )
 
 // Report is the diagnostics report (PROTOCOL.md §10): the endpoint's

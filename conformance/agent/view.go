@@ -8,8 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/median-go/median/internal/answerjson"
-	"github.com/median-go/median/internal/chars"
+	"github.com/median-go/median/conformance/internal/answerjson"
+	"github.com/median-go/median/internal/base/chars"
 )
 
 // Told is what the agent is told to make of an answer.

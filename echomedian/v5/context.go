@@ -5,12 +5,12 @@ import (
 
 	"github.com/labstack/echo/v5"
 
-	"github.com/median-go/median/internal/fallbackctx"
+	"github.com/median-go/median/internal/adapt/fallbackctx"
 )
 
 // echoContext is the context the core runs under for one echo request: the
 // request's context, falling back to the echo context's store (c.Set) for a
-// string key while the request is served (see internal/fallbackctx), and
+// string key while the request is served (see internal/adapt/fallbackctx), and
 // carrying what Respond needs in middleware mode.
 type echoContext struct {
 	fallbackctx.Context

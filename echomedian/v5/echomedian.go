@@ -57,8 +57,8 @@ import (
 
 	"github.com/labstack/echo/v5"
 
-	"github.com/median-go/median/internal/httpio"
-	"github.com/median-go/median/internal/mount"
+	"github.com/median-go/median/internal/adapt/httpio"
+	"github.com/median-go/median/internal/adapt/mount"
 	"github.com/median-go/median/protocol"
 )
 

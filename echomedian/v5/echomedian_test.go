@@ -13,13 +13,13 @@ import (
 	"go.uber.org/goleak"
 
 	echomedian "github.com/median-go/median/echomedian/v5"
-	"github.com/median-go/median/internal/adaptertest"
+	"github.com/median-go/median/internal/testonly/adaptertest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // The shared adapter table and the conformance suite run against
-// echomedian/v5 in internal/adapters.
+// echomedian/v5 in internal/testonly/adapters.
 
 // Mount takes the echo app and its groups alike.
 var (

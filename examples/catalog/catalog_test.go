@@ -26,7 +26,7 @@ import (
 	"github.com/median-go/median/conformance"
 	"github.com/median-go/median/examples/catalog"
 	"github.com/median-go/median/examples/catalog/catalogtest"
-	"github.com/median-go/median/internal/redistest"
+	"github.com/median-go/median/internal/testonly/redistest"
 	"github.com/median-go/median/protocol"
 )
 

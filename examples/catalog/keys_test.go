@@ -15,7 +15,7 @@ import (
 
 	"github.com/median-go/median/examples/catalog"
 	"github.com/median-go/median/examples/catalog/catalogtest"
-	"github.com/median-go/median/internal/testsupport"
+	"github.com/median-go/median/internal/testonly/testsupport"
 )
 
 // otherKey is a second usable key, for a rotation.

@@ -12,7 +12,7 @@ import (
 	"github.com/median-go/median/conformance"
 	"github.com/median-go/median/examples/catalog"
 	"github.com/median-go/median/examples/catalog/catalogtest"
-	"github.com/median-go/median/internal/pgtest"
+	"github.com/median-go/median/internal/testonly/pgtest"
 )
 
 func TestNewRefusesBothStores(t *testing.T) {

@@ -3,7 +3,7 @@ package fibermedian
 import (
 	"github.com/gofiber/fiber/v3"
 
-	"github.com/median-go/median/internal/fallbackctx"
+	"github.com/median-go/median/internal/adapt/fallbackctx"
 )
 
 // newContext returns the context the core runs under for one fiber request:

@@ -6,7 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v3"
 
-	"github.com/median-go/median/internal/fasthttpio"
+	"github.com/median-go/median/internal/adapt/fasthttpio"
 )
 
 // Do returns a function that sends one net/http request through app in

@@ -23,14 +23,14 @@ import (
 	"go.uber.org/goleak"
 
 	fibermedian "github.com/median-go/median/fibermedian/v3"
-	"github.com/median-go/median/internal/adaptertest"
+	"github.com/median-go/median/internal/testonly/adaptertest"
 	"github.com/median-go/median/protocol"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, adaptertest.FasthttpGoroutines...) }
 
 // The shared adapter table and the conformance suite run against this
-// adapter in internal/adapters, also on apps that stream request bodies
+// adapter in internal/testonly/adapters, also on apps that stream request bodies
 // and on apps with extra RequestMethods.
 
 // TestHeadOnGetRoutes checks that HEAD, which fiber v3 serves with a

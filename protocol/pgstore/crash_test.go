@@ -17,7 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/median-go/median/internal/testsupport"
+	"github.com/median-go/median/internal/testonly/testsupport"
 	"github.com/median-go/median/protocol"
 	"github.com/median-go/median/protocol/pgstore"
 	"github.com/median-go/median/protocol/storetest"

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/median-go/median/internal/pgtest"
+	"github.com/median-go/median/internal/testonly/pgtest"
 	"github.com/median-go/median/protocol"
 	"github.com/median-go/median/protocol/pgstore"
 	"github.com/median-go/median/protocol/storetest"

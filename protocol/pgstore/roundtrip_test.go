@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/median-go/median/internal/pgtest"
+	"github.com/median-go/median/internal/testonly/pgtest"
 	"github.com/median-go/median/protocol"
 	"github.com/median-go/median/protocol/storetest"
 )

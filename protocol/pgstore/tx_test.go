@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/median-go/median/internal/pgtest"
+	"github.com/median-go/median/internal/testonly/pgtest"
 	"github.com/median-go/median/protocol"
 	"github.com/median-go/median/protocol/pgstore"
 	"github.com/median-go/median/protocol/storetest"

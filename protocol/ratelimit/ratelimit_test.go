@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/median-go/median/internal/testsupport"
+	"github.com/median-go/median/internal/testonly/testsupport"
 	"github.com/median-go/median/protocol"
 	"github.com/median-go/median/protocol/ratelimit"
 	"github.com/stretchr/testify/assert"

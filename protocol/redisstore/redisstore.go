@@ -87,7 +87,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/median-go/median/internal/redisopt"
+	"github.com/median-go/median/internal/base/redisopt"
 	"github.com/median-go/median/protocol"
 	"github.com/redis/go-redis/v9"
 )

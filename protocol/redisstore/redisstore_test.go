@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/median-go/median/internal/redistest"
+	"github.com/median-go/median/internal/testonly/redistest"
 	"github.com/median-go/median/protocol"
 	"github.com/median-go/median/protocol/redisstore"
 	"github.com/median-go/median/protocol/storetest"

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/median-go/median/conformance/agent"
-	"github.com/median-go/median/internal/wire"
+	"github.com/median-go/median/conformance/internal/wire"
 	"github.com/median-go/median/protocol"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/median-go/median/conformance"
-	"github.com/median-go/median/internal/wire"
+	"github.com/median-go/median/conformance/internal/wire"
 )
 
 // runCheck runs the suite against a URL.

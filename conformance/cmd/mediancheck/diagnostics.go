@@ -11,8 +11,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/median-go/median/internal/wire"
-	"github.com/median-go/median/internal/wirereport"
+	"github.com/median-go/median/conformance/internal/wire"
+	"github.com/median-go/median/internal/base/wirereport"
 	"github.com/median-go/median/protocol"
 )
 

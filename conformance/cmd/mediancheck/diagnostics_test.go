@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/median-go/median/examples/catalog"
-	"github.com/median-go/median/internal/wirereport"
+	"github.com/median-go/median/internal/base/wirereport"
 	"github.com/median-go/median/protocol"
 )
 

@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/median-go/median/internal/wire"
+	"github.com/median-go/median/conformance/internal/wire"
 	"github.com/median-go/median/protocol"
 )
 

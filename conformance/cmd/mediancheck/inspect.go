@@ -10,7 +10,7 @@ import (
 	"os/signal"
 	"time"
 
-	"github.com/median-go/median/internal/inspector"
+	"github.com/median-go/median/conformance/cmd/mediancheck/internal/inspector"
 )
 
 // interrupted is the context runInspect serves until; tests replace it.

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/median-go/median/conformance"
-	"github.com/median-go/median/internal/fixture"
+	"github.com/median-go/median/internal/testonly/fixture"
 	"github.com/median-go/median/protocol"
 )
 

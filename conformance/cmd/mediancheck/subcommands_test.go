@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/median-go/median/examples/catalog"
-	"github.com/median-go/median/internal/testsupport"
+	"github.com/median-go/median/internal/testonly/testsupport"
 )
 
 // example runs the catalog example app with testKey and records every

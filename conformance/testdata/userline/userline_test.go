@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/median-go/median/conformance"
-	"github.com/median-go/median/internal/fixture"
+	"github.com/median-go/median/internal/testonly/fixture"
 	"github.com/median-go/median/protocol"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/median-go/median/internal/chars"
+	"github.com/median-go/median/internal/base/chars"
 )
 
 // ErrTooLarge is wrapped by the error Fit returns when no shortening its

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/median-go/median/internal/chars"
+	"github.com/median-go/median/internal/base/chars"
 )
 
 // items returns n JSON strings of 10 characters each ("item00001"-style),

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/median-go/median/internal/chars"
+	"github.com/median-go/median/internal/base/chars"
 )
 
 // decodeOptions accept what encoding/json's Valid accepts.
@@ -85,7 +85,7 @@ func readShape(raw []byte, chars int) (*shape, error) {
 	return r.s, nil
 }
 
-// countChars counts characters by the module's one rule (internal/chars).
+// countChars counts characters by the module's one rule (internal/base/chars).
 func countChars(b []byte) int { return chars.Count(b) }
 
 // reader walks the input with a jsontext decoder.

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
-	"github.com/median-go/median/internal/redisopt"
+	"github.com/median-go/median/internal/base/redisopt"
 	"github.com/median-go/median/protocol/ratelimit"
 	"github.com/redis/go-redis/v9"
 )

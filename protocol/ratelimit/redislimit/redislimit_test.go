@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/median-go/median/internal/redistest"
-	"github.com/median-go/median/internal/testsupport"
+	"github.com/median-go/median/internal/testonly/redistest"
+	"github.com/median-go/median/internal/testonly/testsupport"
 	"github.com/median-go/median/protocol"
 	"github.com/median-go/median/protocol/ratelimit"
 	"github.com/median-go/median/protocol/ratelimit/redislimit"

@@ -1,0 +1,173 @@
+// Package fasthttpio moves a Median request from fasthttp to the core and
+// the core's answer back, for the adapters of frameworks built on fasthttp
+// rather than net/http: fiber v2 and v3.
+//
+// fasthttp reuses a request's buffers once its handler returns, so nothing
+// handed to the core may alias them: the body is copied once for the core
+// (a body over the core's default limit, or a streamed one, goes as a
+// reader, which the core reads into its own buffer only after the header
+// checks and never past its limit), and the method and signature are
+// copied. The answer is not copied: fasthttp's response shares the core's
+// bytes (SetBodyRaw), which the in-process replay store also keeps for
+// repeats, so nothing may write into the response's body in place.
+package fasthttpio
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/median-go/median/internal/adapt/httpwire"
+	"github.com/median-go/median/protocol"
+)
+
+// SignatureHeader is the header that carries Median's signature
+// (PROTOCOL.md §1); the adapters read it with the framework's c.Get.
+const SignatureHeader = httpwire.SignatureHeader
+
+// Request builds the core's view of req, whose method is method and whose
+// median-signature header is signature (pass the framework's own c.Get,
+// which reads the header without a copy). The raw body is passed as
+// fasthttp holds it (never decoded: the signature covers the bytes as
+// sent), copied once so that the call's bytes outlive the request (fasthttp
+// reuses its buffer): the copy is the body the core reads, with no reader
+// in between. A body over copyLimit is handed over as a reader instead, so
+// the core refuses a body over its own limit without a copy. A streamed
+// body (the framework's StreamRequestBody) is left unread for the core to
+// read up to its limit; stream is nil unless the body is streamed.
+func Request(req *fasthttp.Request, method, signature string) (r protocol.Request, stream *Stream) {
+	r = protocol.Request{
+		Method:        Method(method),
+		Signature:     signature,
+		ContentLength: -1,
+	}
+	if req.IsBodyStream() {
+		stream = &Stream{r: req.BodyStream()}
+		r.Body = stream
+		if n := req.Header.ContentLength(); n >= 0 {
+			r.ContentLength = int64(n)
+		}
+		return r, stream
+	}
+	body := req.Body()
+	r.ContentLength = int64(len(body))
+	if len(body) > copyLimit {
+		r.Body = bytes.NewReader(body)
+		return r, nil
+	}
+	r.BodyBytes = bytes.Clone(body)
+	return r, nil
+}
+
+// copyLimit is the largest body Request copies for the core: the core's
+// default body limit.
+const copyLimit = 1 << 20
+
+// Stream is a streamed request body that remembers whether it was read to
+// the end.
+type Stream struct {
+	r   io.Reader
+	eof bool
+}
+
+// Read implements io.Reader.
+func (s *Stream) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err == io.EOF {
+		s.eof = true
+	}
+	return n, err
+}
+
+// CloseIfUnread closes the connection after the answer when the core left
+// part of a streamed body unread (a refusal before the body, a body over
+// the limit): fasthttp would otherwise parse the rest as the next request
+// on the connection and answer it with its own 400. A nil Stream (the body
+// was not streamed) does nothing.
+func (s *Stream) CloseIfUnread(ctx *fasthttp.RequestCtx) {
+	if s != nil && !s.eof {
+		ctx.SetConnectionClose()
+	}
+}
+
+// Method returns m as a string that does not alias fasthttp's reused
+// buffers (the core hands it to Config.Observer, which may keep it). The
+// usual methods cost no allocation.
+func Method(m string) string {
+	switch m {
+	case http.MethodGet:
+		return http.MethodGet
+	case http.MethodPost:
+		return http.MethodPost
+	case http.MethodPut:
+		return http.MethodPut
+	case http.MethodPatch:
+		return http.MethodPatch
+	case http.MethodDelete:
+		return http.MethodDelete
+	case http.MethodHead:
+		return http.MethodHead
+	case http.MethodOptions:
+		return http.MethodOptions
+	}
+	return strings.Clone(m)
+}
+
+// Write puts resp in res: the status, Content-Type application/json, the
+// Allow header on 405 and the body, which res then shares (not copied; the
+// core never writes to an answer it returned, and the replay store may keep
+// these very bytes, so res.Body() must not be written into in place). The
+// zero Response (a second answer to one call) writes nothing, so the first
+// answer stands.
+func Write(res *fasthttp.Response, resp protocol.Response) {
+	if resp.Status == 0 {
+		return
+	}
+	res.SetStatusCode(resp.Status)
+	res.Header.SetContentType(httpwire.ContentType)
+	if resp.Allow != "" {
+		res.Header.Set("Allow", resp.Allow)
+	}
+	res.SetBodyRaw(resp.Body) // the core never writes to an answer it returned: no copy
+}
+
+// Untouched reports whether a handler left res as fasthttp starts it: status
+// 200, no body. The adapters write the core's answer to a call the handler
+// left unanswered only then, never over a response of the handler's own.
+func Untouched(res *fasthttp.Response) bool {
+	return res.StatusCode() == fasthttp.StatusOK && len(res.Body()) == 0 && !res.IsBodyStream()
+}
+
+// Written returns the status of a response a handler wrote of its own
+// into res, or 0 when it left res untouched: what [protocol.Settle] takes.
+func Written(res *fasthttp.Response) int {
+	if Untouched(res) {
+		return 0
+	}
+	return res.StatusCode()
+}
+
+// TestRequest returns a copy of r ready for a framework's in-memory test
+// call (fiber's app.Test): the caller's request is left alone (app.Test
+// adds headers), a body of unknown length is read first and sent with its
+// length, and a missing body is http.NoBody.
+func TestRequest(r *http.Request) (*http.Request, error) {
+	r = r.Clone(r.Context())
+	if r.Body != nil && r.Body != http.NoBody && r.ContentLength < 0 {
+		body, err := io.ReadAll(r.Body)
+		_ = r.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("reading the request body: %w", err)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+	}
+	if r.Body == nil {
+		r.Body = http.NoBody
+	}
+	return r, nil
+}

@@ -1,9 +1,0 @@
-// Package testsupport holds what the module's tests share and nothing
-// else imports: a log sink safe for concurrent use ([Buffer]), a wait for
-// what a background goroutine makes true ([Eventually]), the rule for a
-// component a test needs but the machine lacks ([Missing]) and the paired
-// timing of two ways of serving the same calls ([Paired]). Only
-// test code and the packages that serve tests (internal/redistest,
-// internal/pgtest, internal/fixture) import it, so it never reaches a
-// user's binary.
-package testsupport
