@@ -98,6 +98,11 @@ func (h *Handler) Serve(ctx context.Context, req Request) Response {
 // write: a refusal (404 unknown_tool for a tool not in Config.Tools
 // included), the GET manifest, the diagnostics answer, an interceptor's
 // answer, or the stored answer of a repeated toolCallId.
+//
+// A verified call holds its toolCallId's claim in the replay store, which
+// the Handler renews until the call is answered or settled, however long
+// the handlers take: defer Settle, or the claim is renewed until
+// [Handler.Close] (and copies of the call wait for it).
 func (h *Handler) Verify(ctx context.Context, req Request) (callCtx context.Context, resp Response, ok bool) {
 	st := h.begin(req)
 	resp, ok = h.front(ctx, st, req) // §5 steps 1-7: method … tool lookup

@@ -4,17 +4,32 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"math"
 	"time"
 )
 
 // Defaults of [Config].
 const (
-	defaultMaxBodyBytes       = 1 << 20         // 1 MiB (PROTOCOL.md §2)
-	defaultDiagnosticsTimeout = 7 * time.Second // DiagnosticsReplace's: Median waits 8 s (§3.3)
-	defaultReplayLease        = time.Minute
-	defaultStoreTimeout       = time.Second // §8
-	defaultReplayMaxBytes     = 64 << 20    // 64 MiB
+	defaultMaxBodyBytes       = 1 << 20          // 1 MiB (PROTOCOL.md §2)
+	defaultDiagnosticsTimeout = 7 * time.Second  // DiagnosticsReplace's: Median waits 8 s (§3.3)
+	defaultReplayLease        = 12 * time.Second // or leaseStoreTimeouts store deadlines: see defaultLease
+	defaultStoreTimeout       = time.Second      // §8
+	defaultReplayMaxBytes     = 64 << 20         // 64 MiB
 )
+
+// leaseStoreTimeouts is how many store deadlines the default lease lasts at
+// least: the claim is renewed every third of it, so each renewal has two
+// store deadlines to land in before the next is due.
+const leaseStoreTimeouts = 6
+
+// defaultLease is the lease when Config.ReplayLease is not set: 12 s, or
+// leaseStoreTimeouts store deadlines when that is longer.
+func defaultLease(storeTimeout time.Duration) time.Duration {
+	if storeTimeout > math.MaxInt64/leaseStoreTimeouts {
+		return math.MaxInt64
+	}
+	return max(defaultReplayLease, leaseStoreTimeouts*storeTimeout)
+}
 
 // Config configures a [Handler]. The zero value is usable: the key comes
 // from MEDIAN_KEY_FILE (and MEDIAN_KEY_PREVIOUS_FILE) or MEDIAN_KEY (and
@@ -133,16 +148,24 @@ type Config struct {
 	// Ignored when Store is set. See docs/SECURITY.md to size it.
 	ReplayMaxBytes int64
 
-	// StoreTimeout bounds each call to the Store (each claim, each save);
-	// default 1 s. When a claim fails or runs out of time, the tool is not
-	// run and the call is answered execution_failed; when a save does, the
-	// answer is still sent and the failure logged.
+	// StoreTimeout bounds each call to the Store (each claim, renewal and
+	// save); default 1 s. When a claim fails or runs out of time, the tool
+	// is not run and the call is answered execution_failed; when a save
+	// does, the answer is still sent, the failure logged, and the answer
+	// saved again in the background until it is kept or ReplayTTL has
+	// passed (docs/PROTOCOL.md §8).
 	StoreTimeout time.Duration
 
-	// ReplayLease is how long a claim on a toolCallId lasts while its tool
-	// runs; when it ends without an answer (a crashed instance), another
-	// request may run the tool. Default 1 minute, or the tool's timeout plus
-	// 10 s when that is longer.
+	// ReplayLease is how long a claim on a toolCallId lasts unless it is
+	// renewed. The Handler renews it every third of the lease while the
+	// call's tool runs (in middleware mode, until the call is answered or
+	// settled) and while its answer waits to be saved again, so a tool may
+	// run longer than its lease. When the instance holding the claim stops
+	// renewing it (it crashed, or could not reach the store for a whole
+	// lease), the lease ends and another request may run the tool: a short
+	// lease makes the copies of such a call wait less. Default 12 s, or six
+	// StoreTimeouts when that is longer, so that each renewal has two store
+	// deadlines to land in.
 	ReplayLease time.Duration
 
 	// ReplayTTL is how long answers are kept; default twice Tolerance.

@@ -34,6 +34,9 @@ type Handler struct {
 
 	runner claimRunner // cfg.Store, when it runs claimed calls in its own transaction
 
+	renewals *renewals // renews the claims of the calls that run (nil in the zero Handler)
+	resaves  *resaves  // saves again the answers a shared store failed to save
+
 	stats      *stats        // the diagnostics report's counters
 	appTimeout time.Duration // bounds cfg.Diagnostics, the report's app entry
 
@@ -46,6 +49,7 @@ type Handler struct {
 	offContract rareLog // a handler answered a verified call outside the contract
 	unanswered  rareLog // a handler left a verified call unanswered
 	declaredRun rareLog // a call of a declared tool reached Serve
+	renewFailed rareLog // a claim could not be renewed
 }
 
 // New builds a Handler from cfg. Every problem is reported at once, joined
@@ -101,6 +105,7 @@ func New(cfg Config) (*Handler, error) {
 	sum := sha256.Sum256(h.manifest)
 	h.manifestSum = hex.EncodeToString(sum[:])
 	h.stats = newStats(h.cfg.Now(), h.tools)
+	h.renewals, h.resaves = newRenewals(h, h.stats.stripes.n), newResaves(h)
 	if src != nil {
 		h.keyReader = startKeyReader(h, src) // it logs a missing key itself
 		if keyErr = h.keyring().err; keyErr != nil {
@@ -125,6 +130,7 @@ func withDefaults(cfg Config) Config {
 	cfg.Tolerance = orDefault(cfg.Tolerance, defaultTolerance)
 	cfg.StoreTimeout = orDefault(cfg.StoreTimeout, defaultStoreTimeout)
 	cfg.ReplayTTL = orDefault(cfg.ReplayTTL, 2*cfg.Tolerance)
+	cfg.ReplayLease = orDefault(cfg.ReplayLease, defaultLease(cfg.StoreTimeout))
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = defaultMaxBodyBytes
 	}

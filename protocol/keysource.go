@@ -323,14 +323,25 @@ func parseNamedKeys(keys, names []string) ([]Key, *Error) {
 }
 
 // Close stops what the Handler runs in the background: the reads of keys
-// that change while the server runs (MEDIAN_KEY_FILE, [Config.KeySource]).
-// Call it when the Handler is no longer used, after the server has shut
-// down; it waits for a read under way to end. The Handler still answers
-// after Close, under the keys in force. It is safe to call more than once,
-// and does nothing for a Handler whose keys are read once. It returns nil.
+// that change while the server runs (MEDIAN_KEY_FILE, [Config.KeySource]),
+// the renewal of the claims of calls that still run, and the saving again
+// of answers a shared store failed to save (each answer still waiting is
+// given up, and logged: a repeat of its call may run the tool again once
+// its claim's lease ends). Call it when the Handler is no longer used,
+// after the server has shut down (http.Server.Shutdown waits for the
+// calls that run); it waits for a read, renewal or save under way to end.
+// The Handler still answers after Close, under the keys in force, but
+// renews no claim and saves no answer again. It is safe to call more than
+// once. It returns nil.
 func (h *Handler) Close() error {
 	if h.keyReader != nil {
 		h.keyReader.stop()
+	}
+	if h.renewals != nil {
+		h.renewals.close() // also ends a save under way
+		if left := h.resaves.close(); left > 0 {
+			h.cfg.Logger.Error("median: Close gave up answers that were waiting to be saved again in the replay store; repeats of their calls may run their tools again once their claims' leases end", "answers", left)
+		}
 	}
 	return nil
 }

@@ -89,6 +89,7 @@ func newHandler(t testing.TB, cfg Config) (*Handler, *logBuffer) {
 	}
 	h, err := New(cfg)
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() }) // ends the saves a failing store left to do again
 	return h, buf
 }
 

@@ -96,3 +96,25 @@ func TestReadOnlyThroughMiddleware(t *testing.T) {
 	assert.Empty(t, store.saves)
 	assert.Equal(t, int64(1), h.stats.readOnlyRuns.Load())
 }
+
+// TestStoreFailsWhileACopyWaits: a copy told that the call runs, whose
+// store then fails while its request goes on, is answered as a store
+// failure, not as a copy whose request ended: a read-only tool then runs
+// (its answer not kept), any other is not run.
+func TestStoreFailsWhileACopyWaits(t *testing.T) {
+	store := newRecordingStore()
+	store.running, store.claimErr = 2, errors.New("connection reset by peer")
+	looks, echoes := &int64Counter{}, &int64Counter{}
+	h, logs := newHandler(t, Config{Tools: []*Tool{lookupTool(looks), echoTool(echoes)}, Store: store})
+	assert.JSONEq(t, `{"orderId":3}`, string(requireResult(t, h.Serve(context.Background(), post(toolCall("lookup", "call_w1", `{"orderId":3}`))))))
+	assert.Equal(t, int64(1), looks.get(), "the read-only tool runs")
+	assert.Equal(t, int64(1), h.stats.readOnlyRuns.Load())
+	assert.Empty(t, store.saves, "its answer is not kept")
+	assert.Len(t, logs.find(t, "the read-only tool runs and its answer is not kept"), 1)
+
+	store.running = 2
+	msg := requireError(t, h.Serve(context.Background(), post(toolCall("echo", "call_w2", `{"orderId":3}`))), http.StatusOK, CodeExecutionFailed)
+	assert.Equal(t, msgStoreFailed, msg)
+	assert.Zero(t, echoes.get())
+	assert.Equal(t, int64(2), h.stats.claimFailure.Load(), "both failures are counted")
+}

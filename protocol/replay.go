@@ -13,10 +13,12 @@ import (
 )
 
 // How the core waits for a copy of the same call running elsewhere: it asks
-// the store again after firstPoll, doubling up to maxPoll.
+// the store again after firstPoll, doubling up to maxPoll, for at most
+// copyWaitLeases leases (see copyPatience).
 const (
-	firstPoll = 5 * time.Millisecond
-	maxPoll   = 100 * time.Millisecond
+	firstPoll      = 5 * time.Millisecond
+	maxPoll        = 100 * time.Millisecond
+	copyWaitLeases = 5
 )
 
 // Messages of the execution_failed answers the replay store causes. None
@@ -25,7 +27,7 @@ const (
 	msgStoreFailed   = "the server could not record this call in its replay store, so the tool was not run and nothing was changed"
 	msgRequestEnded  = "the request ended before the server could record this call, so the tool was not run and nothing was changed"
 	msgCopyStillRuns = "the request ended while another request with the same toolCallId was still running; this copy did not run the tool"
-	msgCopyOutlasted = "another request with the same toolCallId has been running for longer than its lease; this copy did not run the tool"
+	msgCopyOutlasted = "another request with the same toolCallId was still running when this copy stopped waiting for it; this copy did not run the tool"
 	msgNotCommitted  = "the server could not commit this call's changes together with its answer, so they were rolled back and nothing was changed"
 )
 
@@ -45,19 +47,10 @@ type claimRunner interface {
 }
 
 // claimKey returns the call's store key, its body's fingerprint and the
-// claim's lease (claimLease).
+// claim's lease (Config.ReplayLease, defaults filled in).
 func (h *Handler) claimKey(st *callState) (key, fp string, lease time.Duration) {
 	sum := sha256.Sum256(st.call.Body)
-	return replayKey(st.call.ToolCallID), hex.EncodeToString(sum[:]), h.claimLease(st)
-}
-
-// claimLease is the claim's lease: Config.ReplayLease, else 1 minute or the
-// tool's timeout plus 10 s when that is longer.
-func (h *Handler) claimLease(st *callState) time.Duration {
-	if h.cfg.ReplayLease > 0 {
-		return h.cfg.ReplayLease
-	}
-	return max(defaultReplayLease, addDuration(st.tool.timeout, 10*time.Second))
+	return replayKey(st.call.ToolCallID), hex.EncodeToString(sum[:]), h.cfg.ReplayLease
 }
 
 // acquireClaim takes the call's toolCallId in the replay store
@@ -82,7 +75,7 @@ func (h *Handler) acquireClaim(ctx context.Context, st *callState) (Response, bo
 	var outcome int
 	if mem, inProcess := store.(memoryStore); inProcess {
 		c.memKey, c.memFingerprint = mem.s.SumString(st.call.ToolCallID), mem.s.Fingerprint(st.call.Body)
-		lease := h.claimLease(st)
+		lease := h.cfg.ReplayLease
 		resp, outcome = h.waitClaim(ctx, st, lease, func() (ClaimStatus, []byte, error) {
 			status, answer, ticket, err := mem.s.Claim(c.memKey, c.memFingerprint, lease, st.now())
 			c.memTicket = ticket
@@ -98,6 +91,9 @@ func (h *Handler) acquireClaim(ctx context.Context, st *callState) (Response, bo
 	switch outcome {
 	case claimAcquired:
 		st.held = c
+		if h.renewals != nil {
+			h.renewals.keep(&st.held, st.stripe) // until save
+		}
 		return Response{}, true
 	case claimUnkept:
 		return Response{}, true
@@ -109,14 +105,19 @@ func (h *Handler) acquireClaim(ctx context.Context, st *callState) (Response, bo
 // tool's writes and the answer in one transaction (PROTOCOL.md §8.1): the
 // store claims the call and runs the interceptors and the tool through
 // run, then keeps the answer, with the tool's writes only when the answer
-// is a result. When the store cannot commit after the tool ran, nothing it
-// wrote is kept, so a result is answered as not carried out.
+// is a result. While run runs, the claim is renewed through the store's
+// Renew, as for any other store. When the store cannot commit after the
+// tool ran, nothing it wrote is kept, so a result is answered as not
+// carried out.
 func (h *Handler) runClaimed(ctx context.Context, st *callState, store claimRunner) Response {
 	key, fp, lease := h.claimKey(st)
 	var resp Response
 	ran := false
 	run := func(ctx context.Context) ([]byte, bool) {
 		ran = true
+		c := &claim{store: h.cfg.Store, key: key, fingerprint: fp} // not st.held: RunClaimed keeps the answer, not finish
+		h.renewals.keep(c, st.stripe)
+		defer h.renewals.drop(c)
 		resp = h.interceptAndRun(ctx, st)
 		return resp.Body, resp.code == "" && resp.refusal == ""
 	}
@@ -161,12 +162,24 @@ const (
 	claimUnkept              // the store failed and the tool is read-only: run it, keep nothing
 )
 
+// copyPatience is how long a copy waits for the same call running
+// elsewhere, from the first time the store says it runs: five leases (a
+// minute at the default lease), or the tool's timeout and a lease when
+// that is longer. The call's claim is renewed while its tool runs, so the
+// wait is bounded by the copy's own request, and by this when the request
+// has no end.
+func copyPatience(lease, toolTimeout time.Duration) time.Duration {
+	if lease > math.MaxInt64/copyWaitLeases {
+		return math.MaxInt64
+	}
+	return max(copyWaitLeases*lease, addDuration(toolTimeout, lease))
+}
+
 // waitClaim asks the store for the claim through try. While a copy of the
 // same call runs elsewhere it asks again, with a growing pause, until that
-// copy's answer is there, its claim is handed over (its lease ended), or ctx
-// ends. It gives up (without running the tool) when the store still says
-// "running" a lease and a second after it first did, which a store that
-// hands ended leases over only does when yet another copy took the claim.
+// copy's answer is there, its claim is handed over (its lease ended without
+// a renewal), or ctx ends. It gives up (without running the tool) when the
+// store still says "running" copyPatience after it first did.
 func (h *Handler) waitClaim(ctx context.Context, st *callState, lease time.Duration, try func() (ClaimStatus, []byte, error)) (Response, int) {
 	call := st.call
 	var timer *time.Timer
@@ -201,7 +214,7 @@ func (h *Handler) waitClaim(ctx context.Context, st *callState, lease time.Durat
 		}
 		// ClaimRunning: the same call runs elsewhere; ask again shortly.
 		if giveUp.IsZero() {
-			giveUp = time.Now().Add(addDuration(lease, time.Second))
+			giveUp = time.Now().Add(copyPatience(lease, st.tool.timeout))
 		} else if time.Now().After(giveUp) {
 			return errorResponse(newError(CodeExecutionFailed, msgCopyOutlasted)), claimAnswered
 		}
@@ -277,10 +290,13 @@ func storedResponse(body []byte) Response {
 // save stores the answer of a call that holds a claim, once, and returns
 // how many answers the store dropped early to make room; only finish calls
 // it, with the time now (the built-in memory store reads no clock of its
-// own). slow is true when it did more than the memory store's save, which
-// takes well under a microsecond: a shared store's round trip, or a line
-// logged. The answer is sent whatever happens here: a failure is logged,
-// and so are those dropped answers (their toolCallIds could run again).
+// own). It ends the claim's renewal, unless a shared store failed to save
+// the answer: the answer then waits to be saved again (see resaves), its
+// claim renewed meanwhile. slow is true when it did more than the memory
+// store's save, which takes well under a microsecond: a shared store's
+// round trip, or a line logged. The answer is sent whatever happens here:
+// a failure is logged, and so are those dropped answers (their
+// toolCallIds could run again).
 func (h *Handler) save(ctx context.Context, st *callState, resp Response, now time.Time) (evicted int, slow bool) {
 	c := &st.held
 	if c.store == nil || c.saved {
@@ -290,6 +306,7 @@ func (h *Handler) save(ctx context.Context, st *callState, resp Response, now ti
 	c.saved = true
 	var err error
 	if mem, inProcess := c.store.(memoryStore); inProcess {
+		h.renewals.drop(c)
 		// The store keeps resp.Body itself, not a copy: nothing writes to
 		// an answer once encoded (see Response.Body and Event.Answer).
 		evicted, err = mem.s.Save(c.memKey, c.memFingerprint, c.memTicket, resp.Body, h.cfg.ReplayTTL, now)
@@ -298,10 +315,17 @@ func (h *Handler) save(ctx context.Context, st *callState, resp Response, now ti
 		// not wait on a store that does not answer.
 		evicted, err = h.storeSave(context.WithoutCancel(ctx), c.store, c.key, c.fingerprint, resp.Body)
 		slow = true
+		if err != nil && h.resaves.add(c, call, resp.Body) {
+			h.renewals.drop(c) // the answer's own claim is renewed now
+			h.cfg.Logger.WarnContext(ctx, "median: replay store could not save the answer; it is saved again in the background until it is kept or its TTL ends, and the call's claim is renewed meanwhile", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", errorText(err))
+			err = nil
+		} else {
+			h.renewals.drop(c)
+		}
 	}
 	if err != nil {
 		slow = true
-		h.cfg.Logger.ErrorContext(ctx, "median: replay store could not save the answer; a repeat of this call may run the tool again", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", errorText(err))
+		h.cfg.Logger.ErrorContext(ctx, "median: replay store could not save the answer, and it cannot wait to be saved again (the Handler is closed, or too many answers wait already); a repeat of this call may run the tool again", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", errorText(err))
 	}
 	if evicted > 0 {
 		slow = true

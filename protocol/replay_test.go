@@ -166,9 +166,11 @@ func TestReplayDisabled(t *testing.T) {
 // block or answer with what the test sets.
 type recordingStore struct {
 	mu         sync.Mutex
-	claims     []string // key/fingerprint
-	saves      []string // key/fingerprint/answer
-	renews     []string // key/fingerprint
+	claims     []string        // key/fingerprint
+	saves      []string        // key/fingerprint/answer
+	renews     []string        // key/fingerprint
+	leases     []time.Duration // of each Claim, then of each Renew
+	renewCtx   []context.Context
 	claimCtx   []context.Context
 	saveCtx    []context.Context
 	claimErr   error
@@ -190,6 +192,7 @@ func (s *recordingStore) Claim(ctx context.Context, key, fp string, lease time.D
 	s.mu.Lock()
 	s.claims = append(s.claims, key+"/"+fp)
 	s.claimCtx = append(s.claimCtx, ctx)
+	s.leases = append(s.leases, lease)
 	err, block, status := s.claimErr, s.blockClaim, s.status
 	running := s.running > 0
 	if running {
@@ -200,10 +203,10 @@ func (s *recordingStore) Claim(ctx context.Context, key, fp string, lease time.D
 	case block:
 		<-ctx.Done()
 		return 0, nil, ctx.Err()
-	case err != nil:
-		return 0, nil, err
 	case running:
 		return ClaimRunning, nil, nil
+	case err != nil:
+		return 0, nil, err
 	case status != 0:
 		return status, nil, nil
 	}
@@ -232,6 +235,8 @@ func (s *recordingStore) Save(ctx context.Context, key, fp string, answer []byte
 func (s *recordingStore) Renew(ctx context.Context, key, fp string, lease time.Duration) error {
 	s.mu.Lock()
 	s.renews = append(s.renews, key+"/"+fp)
+	s.renewCtx = append(s.renewCtx, ctx)
+	s.leases = append(s.leases, lease)
 	err := s.renewErr
 	s.mu.Unlock()
 	if err != nil {
@@ -244,6 +249,22 @@ func (s *recordingStore) claimCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.claims)
+}
+
+// counts returns how many Claims, Saves and Renews the store was asked
+// for so far.
+func (s *recordingStore) counts() (claims, saves, renews int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.claims), len(s.saves), len(s.renews)
+}
+
+// setErrors sets what Save and Renew fail with (nil: they work), while
+// the Handler may be calling them.
+func (s *recordingStore) setErrors(save, renew error) {
+	s.mu.Lock()
+	s.saveErr, s.renewErr = save, renew
+	s.mu.Unlock()
 }
 
 // digest is the hex SHA-256 of s.
@@ -285,7 +306,8 @@ func TestCoreUsesStore(t *testing.T) {
 	assert.Contains(t, lines[0]["error"], "connection refused")
 
 	// A save that fails after the tool ran: the answer still goes out, the
-	// failure is logged.
+	// failure is logged, and the answer waits to be saved again
+	// (TestFailedSaveIsSavedAgain).
 	store.claimErr = nil
 	store.saveErr = errors.New("redis: connection reset")
 	requireResult(t, h.Serve(context.Background(), post(toolCall("echo", "call_s5", `{"orderId":3}`))))
@@ -293,7 +315,9 @@ func TestCoreUsesStore(t *testing.T) {
 	lines = logs.find(t, "could not save the answer")
 	require.Len(t, lines, 1)
 	assert.Equal(t, "call_s5", lines[0]["toolCallId"])
-	assert.Equal(t, "ERROR", lines[0]["level"])
+	assert.Equal(t, "WARN", lines[0]["level"])
+	assert.Contains(t, lines[0]["msg"], "saved again")
+	assert.Contains(t, lines[0]["error"], "connection reset")
 }
 
 // TestLongIDIsDigested: the store sees 64 hex digits whatever the id's
@@ -562,4 +586,49 @@ func TestDurationCountsTheEvictionWarning(t *testing.T) {
 	ev := obs.last(t)
 	require.Equal(t, 1, ev.EvictedEarly)
 	assert.GreaterOrEqual(t, ev.Duration, 200*time.Millisecond)
+}
+
+// TestReplayedRefusalKeepsItsReason: a refusal answered again from the
+// store is reported with the reason it was refused for, as the first
+// answer was (the store keeps only the body).
+func TestReplayedRefusalKeepsItsReason(t *testing.T) {
+	refusing := fnTool("refuse", func(context.Context) (any, error) { return notSignedIn("Sign in to see orders."), nil })
+	obs := &observed{}
+	h, _ := newHandler(t, Config{Tools: []*Tool{refusing}, Observer: obs.add})
+	body := toolCall("refuse", "call_ref", `{}`)
+	first := h.Serve(context.Background(), post(body))
+	assert.Equal(t, "not_signed_in", obs.last(t).Refusal)
+	again := h.Serve(context.Background(), post(body))
+	assert.Equal(t, string(first.Body), string(again.Body))
+	ev := obs.last(t)
+	assert.True(t, ev.Replayed)
+	assert.Equal(t, "not_signed_in", ev.Refusal, "the replayed refusal keeps its reason")
+	assert.Empty(t, ev.Code)
+	assert.Equal(t, http.StatusOK, ev.Status)
+}
+
+// TestStoredResponse reads kept bodies back: a refusal with its reason,
+// one without (the default reason), a result and an error with its code
+// and status.
+func TestStoredResponse(t *testing.T) {
+	for _, c := range []struct {
+		body, refusal string
+		code          Code
+		status        int
+	}{
+		{`{"result":{"ok":false,"outcome":"blocked","reason":"approval_required","detail":"Ask a teammate."}}`, "approval_required", "", http.StatusOK},
+		{`{"result":{"ok":false,"outcome":"blocked"}}`, defaultRefusalReason, "", http.StatusOK},
+		{`{"result":{"ok":false,"reason":""}}`, defaultRefusalReason, "", http.StatusOK},
+		{`{"result":{"ok":true,"reason":"x"}}`, "", "", http.StatusOK},
+		{`{"result":"ok"}`, "", "", http.StatusOK},
+		{`{"error":{"code":"invalid_input","message":"orderId: required"}}`, "", CodeInvalidInput, http.StatusBadRequest},
+		{`{"error":{"code":"execution_failed","message":"down"}}`, "", CodeExecutionFailed, http.StatusOK},
+	} {
+		resp := storedResponse([]byte(c.body))
+		assert.Equal(t, c.refusal, resp.refusal, "%s", c.body)
+		assert.Equal(t, c.code, resp.code, "%s", c.body)
+		assert.Equal(t, c.status, resp.Status, "%s", c.body)
+		assert.True(t, resp.replayed)
+		assert.Equal(t, c.body, string(resp.Body))
+	}
 }

@@ -23,7 +23,12 @@ import (
 // When Claim fails or runs out of time, the tool is not run and the call is
 // answered execution_failed (unless the tool is [ReadOnly]: it then runs,
 // and its answer is sent, not kept); when Save does, the answer still goes
-// out and the failure is logged.
+// out, the failure is logged, and the core saves the answer again in the
+// background until it is kept or its TTL has passed. While a claimed
+// call's tool runs, and while its answer waits to be saved again, the core
+// calls Renew every third of the lease (Config.ReplayLease), so a claim
+// ends one lease after its holder stopped renewing it, however long the
+// tool runs (PROTOCOL.md §8).
 //
 // A Store may also offer these methods, which the core finds by type
 // assertion:
@@ -101,4 +106,12 @@ type claim struct {
 	memKey, memFingerprint memstore.Digest
 	memTicket              memstore.Ticket // the memory store's claim, for its Save
 	saved                  bool            // Save was called: a claim is saved once
+
+	// Its place among the claims the Handler renews (see renewals); the
+	// fields below list are guarded by list's lock.
+	list       *renewList // nil until it is first kept
+	prev, next *claim
+	due        int64 // when its next renewal is due (see renewals.now)
+	kept       bool  // in list: renewed until dropped
+	renewing   bool  // a renewal of it is under way
 }

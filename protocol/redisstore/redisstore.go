@@ -42,9 +42,11 @@
 //     holds this body's claim; an answer or another body's claim is left
 //     as it is.
 //
-// The normal path is two round trips per call: the claim and the save. The
-// first use of each script on a server (after a restart too) costs one more
-// (EVALSHA, then EVAL).
+// The normal path is two round trips per call: the claim and the save, and
+// one more for each renewal of a call that runs longer than a third of its
+// lease (the core renews the claim every third of it). The first use of
+// each script on a server (after a restart too) costs one more (EVALSHA,
+// then EVAL).
 //
 // # Bounds
 //
@@ -62,18 +64,23 @@
 //
 // When Redis is frozen, unreachable or too slow, each Claim gives up at the
 // core's deadline and the call is answered execution_failed without running
-// the tool; a failed Save is logged and the answer still goes out.
+// the tool; after a failed Save the answer still goes out, and the core
+// saves it again until Redis keeps it (renewing the claim meanwhile, so
+// copies wait for it rather than run the tool again), or its TTL has
+// passed. A connection cut mid-command or mid-reply is such a failure: the
+// script ran whole or not at all, and the next try finds out which.
 //
 // # When an instance crashes mid-call
 //
-// Its claim stays until the lease ends (Redis expires the key), so the
-// toolCallId is blocked for at most one lease: copies that arrive meanwhile
-// wait, or give up when their request ends. After the lease the next copy
-// claims the id and runs the tool again. Delivery is then at-least-once, not
+// Its claim is no longer renewed and ends with its lease (Redis expires the
+// key; 12 s by default), so the toolCallId is blocked for at most one
+// lease: copies that arrive meanwhile wait, or give up when their request
+// ends. After the lease the next copy claims the id and runs the tool
+// again. The same happens when the instance cannot reach Redis for a whole
+// lease while its tool runs (no renewal lands) and a copy reaches Redis
+// through another instance. Delivery is then at-least-once, not
 // exactly-once: keep tools that change things idempotent on their own (by
-// toolCallId) when a second run would hurt. The same holds when a tool runs
-// longer than its lease; the core sets the lease to 1 minute, or the tool's
-// timeout plus 10 seconds when that is longer.
+// toolCallId) when a second run would hurt.
 //
 // # Stored value
 //

@@ -18,9 +18,13 @@ import (
 // what the core promises: a call repeated on the other Handler gets the
 // first answer byte for byte and its tool runs once; 32 concurrent copies of
 // a call spread over both run it once; a different body under the same
-// toolCallId is refused 409 invalid_body; a claim whose holder never answers
-// is taken over when its lease ends; a copy whose request ends while the
-// first still runs is answered execution_failed without running the tool.
+// toolCallId is refused 409 invalid_body; a claim whose holder stops
+// renewing it (it was closed, as a crashed instance stops) is taken over
+// when its lease ends; a tool that runs three leases, ignoring its
+// context, runs once while a copy sent after its first lease waits for
+// its answer (the Handler renews the claim, through Renew); a copy whose
+// request ends while the first still runs is answered execution_failed
+// without running the tool.
 //
 // For a shared store, return two stores on one server, as two instances of
 // your service would hold. For a store that lives in one process, return
@@ -43,6 +47,7 @@ var handlerCases = []struct {
 	{"ReplayOnOtherHandler", testReplayOnOtherHandler},
 	{"ConcurrentCopies", testConcurrentCopies},
 	{"ExpiredLeaseTakenOver", testHandlerLeaseTakenOver},
+	{"SlowToolOutlivesItsLease", testSlowToolOutlivesItsLease},
 	{"CopyGivesUpWhenItsRequestEnds", testCopyGivesUp},
 }
 
@@ -74,25 +79,49 @@ func (c *counter) cancelOrder() *protocol.Tool {
 		})
 }
 
-// newHandler builds a Handler on store with the test tool.
+// slowRefund returns a tool that counts its runs and takes pause, ignoring
+// its context, as a call to a slow payment API may.
+func (c *counter) slowRefund(pause time.Duration) *protocol.Tool {
+	return protocol.NewTool("refund", protocol.RiskHigh, "Refunds an order.",
+		func(_ context.Context, call protocol.ToolCall[cancelInput]) (cancelOutput, error) {
+			n := c.n.Add(1)
+			time.Sleep(pause)
+			return cancelOutput{OrderID: call.Input.OrderID, Status: "refunded", Run: n}, nil
+		})
+}
+
+// newHandler builds a Handler on store with the test tools, closed when t
+// ends.
 func newHandler(t *testing.T, store protocol.Store, runs *counter, lease time.Duration) *protocol.Handler {
 	t.Helper()
 	h, err := protocol.New(protocol.Config{
 		Keys:        []string{Key},
-		Tools:       []*protocol.Tool{runs.cancelOrder()},
+		Tools:       []*protocol.Tool{runs.cancelOrder(), runs.slowRefund(3 * slowLease)},
 		Store:       store,
 		ReplayLease: lease,
 		Logger:      slog.New(slog.DiscardHandler),
 	})
 	mustNoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
 	return h
 }
+
+// slowLease is the lease of the case whose tool (refund) runs three
+// leases: long enough that a renewal due every third of it lands in time
+// on a loaded machine.
+const slowLease = 3 * Short
 
 // signedCall returns a signed POST of a cancel_order call.
 func signedCall(t *testing.T, id, orderID string) protocol.Request {
 	t.Helper()
-	body := fmt.Appendf(nil, `{"tool":"cancel_order","toolCallId":%q,"input":{"orderId":%q},`+
-		`"context":{"conversationId":"conv_1","risk":"high","visitor":{"verified":true,"externalId":"user_7"},"approvedBy":"A teammate"}}`, id, orderID)
+	return signedCallOf(t, "cancel_order", id, orderID)
+}
+
+// signedCallOf returns a signed POST of a call of tool.
+func signedCallOf(t *testing.T, tool, id, orderID string) protocol.Request {
+	t.Helper()
+	body := fmt.Appendf(nil, `{"tool":%q,"toolCallId":%q,"input":{"orderId":%q},`+
+		`"context":{"conversationId":"conv_1","risk":"high","visitor":{"verified":true,"externalId":"user_7"},"approvedBy":"A teammate"}}`, tool, id, orderID)
 	key, err := protocol.ParseKey(Key)
 	mustNoError(t, err)
 	sig := key.Sign(time.Now(), body)
@@ -158,9 +187,12 @@ func testHandlerLeaseTakenOver(t *testing.T, a, b protocol.Store) {
 	req := signedCall(t, NewID(), "A-1001")
 
 	// Handler A verifies the call, which claims it, and then "crashes": it
-	// never answers. B waits out A's lease, then runs the tool itself.
+	// never answers, and stops renewing the claim (Close stops what a
+	// Handler runs in the background). B waits out A's lease, then runs
+	// the tool itself.
 	_, _, ok := ha.Verify(context.Background(), req)
 	mustTrue(t, ok, "A must let the first copy through")
+	mustNoError(t, ha.Close())
 	resp := serve(hb, req)
 	mustEqual(t, http.StatusOK, resp.Status, "B after A's lease ended: %s", resp.Body)
 	mustEqual(t, int64(1), runs.n.Load(), "B must run the tool once A's lease has ended")
@@ -168,6 +200,32 @@ func testHandlerLeaseTakenOver(t *testing.T, a, b protocol.Store) {
 	again := serve(ha, req)
 	mustEqual(t, string(resp.Body), string(again.Body), "a later copy on A must get B's answer")
 	mustEqual(t, int64(1), runs.n.Load())
+}
+
+func testSlowToolOutlivesItsLease(t *testing.T, a, b protocol.Store) {
+	var runs counter
+	ha, hb := newHandler(t, a, &runs, slowLease), newHandler(t, b, &runs, slowLease)
+	req := signedCallOf(t, "refund", NewID(), "A-1001")
+
+	// A runs the tool for three leases; a copy on B arrives after A's first
+	// lease would have ended. A renews its claim while the tool runs, so the
+	// copy waits for A's answer instead of running the tool again.
+	first := make(chan protocol.Response, 1)
+	go func() { first <- serve(ha, req) }()
+	deadline := time.Now().Add(Deadline)
+	for runs.n.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the tool did not start within %s", Deadline)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(3 * slowLease / 2)
+	copied := serve(hb, req)
+	resp := <-first
+	mustEqual(t, http.StatusOK, resp.Status, "A's answer: %s", resp.Body)
+	mustContain(t, string(resp.Body), `"status":"refunded"`)
+	mustEqual(t, string(resp.Body), string(copied.Body), "the copy sent after the first lease must get A's answer byte for byte")
+	mustEqual(t, int64(1), runs.n.Load(), "a tool that outlives its lease must run once")
 }
 
 func testCopyGivesUp(t *testing.T, a, b protocol.Store) {

@@ -199,6 +199,20 @@ func TestSaveRules(t *testing.T) {
 	require.Equal(t, "late", string(answer))
 }
 
+// TestLookupEndsALeaseAtItsExactEnd: a claim that the sweep does not reach
+// (a claim with a longer lease is ahead of it in its shard) ends when its
+// lease ends, to the nanosecond, where the lookup finds it.
+func TestLookupEndsALeaseAtItsExactEnd(t *testing.T) {
+	s, c := newClocked(1 << 20) // one shard
+	claim(t, s, key(1), fp, time.Hour)
+	claim(t, s, key(2), fp, time.Minute)
+	c.Add(time.Minute - time.Nanosecond)
+	require.Equal(t, Running, claim(t, s, key(2), fp, time.Minute), "just before the lease ends")
+	c.Add(time.Nanosecond)
+	require.Equal(t, Acquired, claim(t, s, key(2), fp, time.Minute), "when the lease ends, though the sweep stopped at key 1")
+	require.Equal(t, 2, s.Len())
+}
+
 func TestTTLBoundary(t *testing.T) {
 	s, c := newClocked(0)
 	claim(t, s, key(1), fp, time.Minute)
@@ -365,6 +379,8 @@ func TestBadArguments(t *testing.T) {
 	require.ErrorContains(t, err, "lease must be positive")
 	_, err = s.Save(key(1), fp, []byte("a"), -time.Second)
 	require.ErrorContains(t, err, "TTL must be positive")
+	_, err = s.Save(key(1), fp, []byte("a"), 0)
+	require.ErrorContains(t, err, "TTL must be positive", "a zero TTL too")
 	require.Zero(t, s.Len())
 	require.Zero(t, s.Bytes())
 	require.Equal(t, int64(DefaultMaxBytes), s.MaxBytes())
