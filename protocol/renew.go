@@ -82,10 +82,10 @@ func (r *renewals) after(d time.Duration) int64 {
 // keep starts renewing c, a claim the call just took (or one whose answer
 // waits to be saved again), on stripe's list.
 func (r *renewals) keep(c *claim, stripe int) {
-	c.list = &r.lists[stripe%len(r.lists)]
-	c.due = r.after(r.every)
-	l := c.list
+	due := r.after(r.every)
+	l := &r.lists[stripe%len(r.lists)]
 	l.mu.Lock()
+	c.list, c.due = l, due
 	c.next, c.prev = l.head, nil
 	if l.head != nil {
 		l.head.prev = c
@@ -93,7 +93,7 @@ func (r *renewals) keep(c *claim, stripe int) {
 	l.head = c
 	c.kept = true
 	l.mu.Unlock()
-	r.arm(c.due)
+	r.arm(due)
 }
 
 // drop stops renewing c; a renewal under way ends without setting the
