@@ -48,7 +48,9 @@ import (
 // answer run returns for ttl in the same transaction and commits: with the
 // tool's writes when commit is true, without them otherwise. An error after
 // run means nothing was committed. Each of its own steps runs under
-// timeout (Config.StoreTimeout); run is bounded by the tool's timeout.
+// timeout (Config.StoreTimeout); run is bounded by the tool's timeout, and
+// while it runs the core renews the claim through Renew, every third of
+// lease, as it does any claim.
 // Calls answered through [Handler.Middleware] use Claim and Save.
 type Store interface {
 	// Claim atomically claims key for a caller whose body hashes to
