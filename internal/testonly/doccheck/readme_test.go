@@ -66,7 +66,7 @@ func TestReadmeOpensWithAProgramThatRuns(t *testing.T) {
 	}
 
 	// A directory inside the module, under testdata so go ./... skips it.
-	parent := filepath.Join(root, "internal", "doccheck", "testdata")
+	parent := filepath.Join(root, "internal", "testonly", "doccheck", "testdata")
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		t.Fatal(err)
 	}
