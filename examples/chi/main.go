@@ -53,7 +53,7 @@ func newApp(demo *catalog.Demo) chi.Router {
 	r.Route("/api", func(r chi.Router) {
 		r.Get("/orders/{id}", func(w http.ResponseWriter, r *http.Request) {
 			id := chi.URLParam(r, "id")
-			status, err := demo.Orders.Status(id)
+			status, err := demo.Orders.Status(r.Context(), id)
 			if err != nil {
 				writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
 				return

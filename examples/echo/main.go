@@ -52,7 +52,7 @@ func newApp(demo *catalog.Demo) *echo.Echo {
 	})
 	e.GET("/api/orders/:id", func(c echo.Context) error {
 		id := c.Param("id")
-		status, err := demo.Orders.Status(id)
+		status, err := demo.Orders.Status(c.Request().Context(), id)
 		if err != nil {
 			return c.JSON(http.StatusNotFound, map[string]string{"error": err.Error()})
 		}
@@ -84,7 +84,7 @@ func answerCall(orders *catalog.Orders) echo.HandlerFunc {
 			// replay like any answer.
 			return echomedian.Respond(c, nil, protocol.CodeUnknownTool)
 		}
-		result, err := catalog.Dispatch(orders, call)
+		result, err := catalog.Dispatch(c.Request().Context(), orders, call)
 		return echomedian.Respond(c, result, err)
 	}
 }

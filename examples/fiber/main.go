@@ -74,7 +74,7 @@ func newApp(demo *catalog.Demo) *fiber.App {
 	api := app.Group("/api")
 	api.Get("/orders/:id", func(c *fiber.Ctx) error {
 		id := c.Params("id")
-		status, err := demo.Orders.Status(id)
+		status, err := demo.Orders.Status(c.UserContext(), id)
 		if err != nil {
 			return c.Status(http.StatusNotFound).JSON(fiber.Map{"error": err.Error()})
 		}

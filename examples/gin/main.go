@@ -50,7 +50,7 @@ func newApp(demo *catalog.Demo) *gin.Engine {
 	api := r.Group("/api")
 	api.GET("/orders/:id", func(c *gin.Context) {
 		id := c.Param("id")
-		status, err := demo.Orders.Status(id)
+		status, err := demo.Orders.Status(c.Request.Context(), id)
 		if err != nil {
 			c.JSON(http.StatusNotFound, gin.H{"error": err.Error()})
 			return
