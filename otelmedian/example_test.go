@@ -83,11 +83,13 @@ func ExampleWithTracerProvider() {
 
 	obs, err := otelmedian.New(otelmedian.WithTracerProvider(tp))
 	if err != nil {
-		log.Fatal(err)
+		fmt.Println(err)
+		return
 	}
 	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: exampleTools(), Observer: obs.Observe})
 	if err != nil {
-		log.Fatal(err)
+		fmt.Println(err)
+		return
 	}
 	send(h)
 
@@ -114,17 +116,20 @@ func ExampleWithMeterProvider() {
 
 	obs, err := otelmedian.New(otelmedian.WithMeterProvider(mp))
 	if err != nil {
-		log.Fatal(err)
+		fmt.Println(err)
+		return
 	}
 	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: exampleTools(), Observer: obs.Observe})
 	if err != nil {
-		log.Fatal(err)
+		fmt.Println(err)
+		return
 	}
 	send(h)
 
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
-		log.Fatal(err)
+		fmt.Println(err)
+		return
 	}
 	for _, m := range rm.ScopeMetrics[0].Metrics {
 		fmt.Println(m.Name, m.Unit)
@@ -143,11 +148,13 @@ func ExampleWithInputAndResult() {
 
 	obs, err := otelmedian.New(otelmedian.WithTracerProvider(tp), otelmedian.WithInputAndResult())
 	if err != nil {
-		log.Fatal(err)
+		fmt.Println(err)
+		return
 	}
 	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: exampleTools(), Observer: obs.Observe})
 	if err != nil {
-		log.Fatal(err)
+		fmt.Println(err)
+		return
 	}
 	send(h)
 
