@@ -69,7 +69,9 @@ func ExampleNew() {
 	}
 	mux := http.NewServeMux()
 	h.Mount(mux, "/api/median")
-	// http.ListenAndServe(":8080", otelhttp.NewHandler(mux, "median"))
+	// In production, behind the tracing middleware and with timeouts:
+	//	srv := &http.Server{Addr: ":8080", Handler: otelhttp.NewHandler(mux, "median"), ReadHeaderTimeout: 5 * time.Second}
+	//	log.Fatal(srv.ListenAndServe())
 	fmt.Println(send(mux))
 	// Output: 200
 }
