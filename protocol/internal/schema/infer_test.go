@@ -1,7 +1,9 @@
 package schema
 
 import (
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -325,6 +327,18 @@ func TestInferErrors(t *testing.T) {
 			assert.Nil(t, got)
 			assert.Contains(t, err.Error(), tc.wantErr)
 		})
+	}
+}
+
+// TestInferKeepsTheDecodersError: a type the decoder refuses is an error
+// wrapping the decoder's own, at the root and in a field.
+func TestInferKeepsTheDecodersError(t *testing.T) {
+	for _, typ := range []reflect.Type{reflect.TypeOf(withDashComma{}), reflect.TypeOf(withNoExported{})} {
+		_, err := Infer(typ)
+		require.Error(t, err)
+		cause := errors.Unwrap(err)
+		require.NotNil(t, cause, "%s: %v wraps nothing", typ, err)
+		assert.True(t, strings.HasSuffix(err.Error(), ": "+cause.Error()), "%s: %v ends with the decoder's error", typ, err)
 	}
 }
 
