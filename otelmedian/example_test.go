@@ -98,7 +98,7 @@ func ExampleWithTracerProvider() {
 	span := spans.Ended()[0]
 	fmt.Println(span.Name(), span.SpanKind())
 	for _, kv := range span.Attributes() {
-		fmt.Printf("%s=%s\n", kv.Key, kv.Value.Emit())
+		fmt.Printf("%s=%s\n", kv.Key, kv.Value.String())
 	}
 	// Output:
 	// execute_tool lookup_order internal
@@ -162,7 +162,7 @@ func ExampleWithInputAndResult() {
 
 	for _, kv := range spans.Ended()[0].Attributes() {
 		if strings.HasPrefix(string(kv.Key), "gen_ai.tool.call.") && kv.Key != "gen_ai.tool.call.id" {
-			fmt.Printf("%s=%s\n", kv.Key, kv.Value.Emit())
+			fmt.Printf("%s=%s\n", kv.Key, kv.Value.String())
 		}
 	}
 	// Output:
