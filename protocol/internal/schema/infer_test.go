@@ -46,10 +46,11 @@ type inferOrder struct {
 	Email     string            `json:"email,omitempty" jsonschema:"format=email"`
 	Labels    map[string]string `json:"labels,omitempty"`
 	Secret    string            `json:"-"`
-	internal  func()            //nolint:unused // unexported: ignored
 	NoTag     bool
 	Skipped   chan int `jsonschema:"-"`
 	ShadowTag string   `json:"shadow,omitempty"`
+	//lint:ignore U1000 an unexported field, which Infer must leave out
+	internal func()
 }
 
 const inferOrderSchema = `{
@@ -175,6 +176,7 @@ type withRecList struct {
 }
 
 type recEmbed struct {
+	//lint:ignore U1000 read by reflection: the embedding Infer must refuse
 	*recEmbed
 	X int `json:"x"`
 }
@@ -230,6 +232,7 @@ type withInline struct {
 // Tags with which encoding/json would read what the schema does not
 // describe (found in review: each let a value past the schema).
 type withDashComma struct {
+	//lint:ignore SA5008 the malformed tag is the fixture: the decoder refuses it
 	X int `json:"-," jsonschema:"minimum=0"`
 }
 
@@ -259,9 +262,11 @@ type withFormat struct {
 	At time.Time `json:"at,format:unix"`
 }
 
+//lint:ignore U1000 read by reflection, embedded in withEmbeddedNonStruct
 type namedString string
 
 type withEmbeddedNonStruct struct {
+	//lint:ignore U1000 read by reflection: the embedding the decoder refuses
 	namedString
 }
 
@@ -269,7 +274,10 @@ type withOptionsOnEmbedded struct {
 	inlinePage `json:",omitempty"`
 }
 
-type noExported struct{ n int }
+type noExported struct {
+	//lint:ignore U1000 a struct with no exported field, which the decoder refuses
+	n int
+}
 
 type withNoExported struct {
 	Inner noExported `json:"inner"`
