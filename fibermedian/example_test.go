@@ -224,8 +224,8 @@ func send(app *fiber.App, path, body string) string {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer res.Body.Close()
 	answer, err := io.ReadAll(res.Body)
+	res.Body.Close()
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 
 // debugMode runs fn in gin's debug mode with gin's debug output captured,
 // and returns the output.
-func debugMode(t *testing.T, fn func()) string {
+func debugMode(fn func()) string {
 	var out bytes.Buffer
 	writer, mode := gin.DefaultWriter, gin.Mode()
 	gin.DefaultWriter = &out
@@ -56,7 +56,7 @@ func TestMountPrintsOneLineInDebugMode(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			out := debugMode(t, func() {
+			out := debugMode(func() {
 				r = gin.New()
 				r.GET("/healthz", func(c *gin.Context) {})
 				mount(r.Group("/api"))
@@ -83,7 +83,7 @@ func TestMountCallsYourRoutePrinter(t *testing.T) {
 	var printed []string
 	gin.DebugPrintRouteFunc = func(method, path, _ string, _ int) { printed = append(printed, method+" "+path) }
 	defer func() { gin.DebugPrintRouteFunc = nil }()
-	debugMode(t, func() { ginmedian.Mount(gin.New().Group("/api"), "/median/", h) })
+	debugMode(func() { ginmedian.Mount(gin.New().Group("/api"), "/median/", h) })
 	assert.Equal(t, []string{"ANY /api/median", "ANY /api/median/"}, printed)
 	assert.NotNil(t, gin.DebugPrintRouteFunc)
 }
@@ -92,7 +92,7 @@ func TestMountCallsYourRoutePrinter(t *testing.T) {
 // refuses (registered twice) leaves gin.DebugPrintRouteFunc as it was.
 func TestMountRestoresTheRoutePrinterWhenGinPanics(t *testing.T) {
 	h, _ := adaptertest.NewHandler()
-	debugMode(t, func() {
+	debugMode(func() {
 		r := gin.New()
 		ginmedian.Mount(r, "/median", h)
 		assert.Panics(t, func() { ginmedian.Mount(r, "/median", h) })

@@ -32,12 +32,12 @@ func (e *env) recorded(t *testing.T) (spans, metrics string) {
 	for _, span := range e.spans.Ended() {
 		s.WriteString(span.Name() + "|" + span.Status().Description + "|")
 		for _, kv := range span.Attributes() {
-			s.WriteString(string(kv.Key) + "=" + kv.Value.Emit() + "|")
+			s.WriteString(string(kv.Key) + "=" + kv.Value.String() + "|")
 		}
 		for _, ev := range span.Events() {
 			s.WriteString(ev.Name + "|")
 			for _, kv := range ev.Attributes {
-				s.WriteString(string(kv.Key) + "=" + kv.Value.Emit() + "|")
+				s.WriteString(string(kv.Key) + "=" + kv.Value.String() + "|")
 			}
 		}
 	}

@@ -69,7 +69,9 @@ func ExampleNew() {
 	}
 	mux := http.NewServeMux()
 	h.Mount(mux, "/api/median")
-	// http.ListenAndServe(":8080", otelhttp.NewHandler(mux, "median"))
+	// In production, behind the tracing middleware and with timeouts:
+	//	srv := &http.Server{Addr: ":8080", Handler: otelhttp.NewHandler(mux, "median"), ReadHeaderTimeout: 5 * time.Second}
+	//	log.Fatal(srv.ListenAndServe())
 	fmt.Println(send(mux))
 	// Output: 200
 }
@@ -83,18 +85,20 @@ func ExampleWithTracerProvider() {
 
 	obs, err := otelmedian.New(otelmedian.WithTracerProvider(tp))
 	if err != nil {
-		log.Fatal(err)
+		fmt.Println(err)
+		return
 	}
 	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: exampleTools(), Observer: obs.Observe})
 	if err != nil {
-		log.Fatal(err)
+		fmt.Println(err)
+		return
 	}
 	send(h)
 
 	span := spans.Ended()[0]
 	fmt.Println(span.Name(), span.SpanKind())
 	for _, kv := range span.Attributes() {
-		fmt.Printf("%s=%s\n", kv.Key, kv.Value.Emit())
+		fmt.Printf("%s=%s\n", kv.Key, kv.Value.String())
 	}
 	// Output:
 	// execute_tool lookup_order internal
@@ -114,17 +118,20 @@ func ExampleWithMeterProvider() {
 
 	obs, err := otelmedian.New(otelmedian.WithMeterProvider(mp))
 	if err != nil {
-		log.Fatal(err)
+		fmt.Println(err)
+		return
 	}
 	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: exampleTools(), Observer: obs.Observe})
 	if err != nil {
-		log.Fatal(err)
+		fmt.Println(err)
+		return
 	}
 	send(h)
 
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
-		log.Fatal(err)
+		fmt.Println(err)
+		return
 	}
 	for _, m := range rm.ScopeMetrics[0].Metrics {
 		fmt.Println(m.Name, m.Unit)
@@ -143,17 +150,19 @@ func ExampleWithInputAndResult() {
 
 	obs, err := otelmedian.New(otelmedian.WithTracerProvider(tp), otelmedian.WithInputAndResult())
 	if err != nil {
-		log.Fatal(err)
+		fmt.Println(err)
+		return
 	}
 	h, err := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: exampleTools(), Observer: obs.Observe})
 	if err != nil {
-		log.Fatal(err)
+		fmt.Println(err)
+		return
 	}
 	send(h)
 
 	for _, kv := range spans.Ended()[0].Attributes() {
 		if strings.HasPrefix(string(kv.Key), "gen_ai.tool.call.") && kv.Key != "gen_ai.tool.call.id" {
-			fmt.Printf("%s=%s\n", kv.Key, kv.Value.Emit())
+			fmt.Printf("%s=%s\n", kv.Key, kv.Value.String())
 		}
 	}
 	// Output:

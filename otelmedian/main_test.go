@@ -191,7 +191,7 @@ func (e *env) onlyToolSpan(t *testing.T) sdktrace.ReadOnlySpan {
 func attrs(kvs []attribute.KeyValue) map[string]string {
 	m := make(map[string]string, len(kvs))
 	for _, kv := range kvs {
-		m[string(kv.Key)] = kv.Value.Emit()
+		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
 }

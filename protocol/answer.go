@@ -90,7 +90,8 @@ func (h *Handler) answer(ctx context.Context, st *callState, result any, err err
 	if errors.Is(err, errPanicked) {
 		return errorResponse(failedUnexpectedly(call.Tool))
 	}
-	if o, ok := err.(opaqueError); ok {
+	var o opaqueError
+	if errors.As(err, &o) {
 		err = o.err
 	}
 	msg := err.Error()

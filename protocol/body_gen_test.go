@@ -14,7 +14,6 @@ import (
 // moved, their values of any kind, and unknown members around them.
 type genBody struct {
 	r *rand.Rand
-	b strings.Builder
 }
 
 func (g *genBody) name(n string) string {

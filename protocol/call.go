@@ -7,16 +7,18 @@ import (
 // Risk is how much care Median took before calling the tool (PROTOCOL.md §2).
 type Risk string
 
-// RiskLow: runs when called.
+// RiskLow means the tool runs when called.
 const RiskLow Risk = "low"
 
-// RiskMedium: runs when called; the agent asked for the customer's yes first.
+// RiskMedium means the tool runs when called; the agent asked for the
+// customer's yes first.
 const RiskMedium Risk = "medium"
 
-// RiskReviewed: the customer's yes, then an automated reviewer (who may hand it to a teammate).
+// RiskReviewed means the tool runs after the customer's yes and an automated
+// reviewer's (who may hand the call to a teammate).
 const RiskReviewed Risk = "reviewed"
 
-// RiskHigh: waits for a teammate's approval.
+// RiskHigh means the tool runs only once a teammate approved the call.
 const RiskHigh Risk = "high"
 
 // rank orders the risk levels, low < medium < reviewed < high

@@ -30,7 +30,7 @@ type OrderStatus struct {
 }
 
 // lookupOrder answers only verified visitors, about their own orders.
-func lookupOrder(ctx context.Context, call protocol.ToolCall[OrderInput]) (OrderStatus, error) {
+func lookupOrder(_ context.Context, call protocol.ToolCall[OrderInput]) (OrderStatus, error) {
 	if _, ok := call.Visitor.ExternalID(); !ok {
 		return OrderStatus{}, protocol.Refuse("not_signed_in", "Ask the customer to sign in to see their orders.")
 	}

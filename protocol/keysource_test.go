@@ -331,7 +331,7 @@ func (s *source) set(err error, keys ...string) {
 	s.keys, s.err = keys, err
 }
 
-func (s *source) read(ctx context.Context) ([]string, error) {
+func (s *source) read(_ context.Context) ([]string, error) {
 	s.calls.Add(1)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -55,20 +55,20 @@ func parseSignature(header string) (signature, error) {
 	return sig, err
 }
 
-// parse is parseSignature into sig, which must be zero: a signature is
+// parse is parseSignature into s, which must be zero: a signature is
 // large enough that returning it by value twice cost a third of the
 // one-pass parse.
-func (sig *signature) parse(header string) error {
-	if parseUsualSignature(sig, header) {
+func (s *signature) parse(header string) error {
+	if parseUsualSignature(s, header) {
 		return nil
 	}
-	*sig = signature{}
+	*s = signature{}
 	header = strings.TrimSpace(header)
 	if header == "" {
 		return errorf(CodeMissingSignature, "%s: send t=<unix ms>,v1=<hex hmac> in the %s header", msgMissingSignature, signatureHeader)
 	}
 	malformed := func(format string, args ...any) error {
-		*sig = signature{}
+		*s = signature{}
 		return errorf(CodeMalformedSignature, msgMalformedSignature+": "+format, args...)
 	}
 	seenT := false
@@ -87,7 +87,7 @@ func (sig *signature) parse(header string) error {
 			if err != nil || value == "" || value[0] == '+' {
 				return malformed("t=%q is not a base-10 integer of milliseconds", truncate(value, 24))
 			}
-			sig.timestamp, sig.ts = ms, value
+			s.timestamp, s.ts = ms, value
 		case "v1":
 			var mac [32]byte
 			if len(value) != 64 {
@@ -96,17 +96,17 @@ func (sig *signature) parse(header string) error {
 			if _, err := hex.Decode(mac[:], []byte(value)); err != nil {
 				return malformed("v1 must be 64 hex digits")
 			}
-			if !sig.hasV1 {
-				sig.first, sig.hasV1 = mac, true
+			if !s.hasV1 {
+				s.first, s.hasV1 = mac, true
 			} else {
-				sig.more = append(sig.more, mac)
+				s.more = append(s.more, mac)
 			}
 		}
 	}
 	if !seenT {
 		return malformed("no t= entry")
 	}
-	if !sig.hasV1 {
+	if !s.hasV1 {
 		return malformed("no v1= entry")
 	}
 	return nil

@@ -89,13 +89,16 @@ type ClaimStatus int
 // ClaimAcquired is an outcome of [Store.Claim]: run the tool, then Save.
 const ClaimAcquired ClaimStatus = 1
 
-// ClaimRunning: the same call is running elsewhere: ask again shortly.
+// ClaimRunning is an outcome of [Store.Claim]: the same call is running
+// elsewhere; ask again shortly.
 const ClaimRunning ClaimStatus = 2
 
-// ClaimDone: answer stored: send it again.
+// ClaimDone is an outcome of [Store.Claim]: the answer is stored; send it
+// again.
 const ClaimDone ClaimStatus = 3
 
-// ClaimConflict: key already used with another body.
+// ClaimConflict is an outcome of [Store.Claim]: the key was already used
+// with another body.
 const ClaimConflict ClaimStatus = 4
 
 // claim is the claim a call holds between the store's Claim and Save.

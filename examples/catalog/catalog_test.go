@@ -40,7 +40,7 @@ func TestOrdersCancelOnceUnderConcurrency(t *testing.T) {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { errs[i] = orders.Cancel("A-1001") })
+		wg.Go(func() { errs[i] = orders.Cancel(t.Context(), "A-1001") })
 	}
 	wg.Wait()
 	ok := 0
@@ -54,41 +54,41 @@ func TestOrdersCancelOnceUnderConcurrency(t *testing.T) {
 		assert.Equal(t, "order A-1001 is already cancelled", err.Error())
 	}
 	assert.Equal(t, 1, ok, "exactly one cancel must succeed")
-	status, err := orders.Status("A-1001")
+	status, err := orders.Status(t.Context(), "A-1001")
 	require.NoError(t, err)
 	assert.Equal(t, catalog.StatusCancelled, status)
 }
 
 func TestOrdersMissing(t *testing.T) {
 	orders := catalog.NewOrders()
-	_, err := orders.Status(catalog.MissingOrderID)
+	_, err := orders.Status(t.Context(), catalog.MissingOrderID)
 	var nf *catalog.NotFoundError
 	require.ErrorAs(t, err, &nf)
 	assert.Equal(t, "order missing not found", err.Error())
-	assert.EqualError(t, orders.Cancel(catalog.MissingOrderID), "order missing not found")
+	assert.EqualError(t, orders.Cancel(t.Context(), catalog.MissingOrderID), "order missing not found")
 }
 
 func TestDispatch(t *testing.T) {
 	orders := catalog.NewOrders()
 	call := &protocol.Call{Tool: catalog.CancelOrderTool, RawInput: []byte(`{"orderId":"D-1"}`)}
-	got, err := catalog.Dispatch(orders, call)
+	got, err := catalog.Dispatch(t.Context(), orders, call)
 	require.NoError(t, err)
 	assert.Equal(t, catalog.Cancellation{OrderID: "D-1", Cancelled: true}, got)
 
 	call = &protocol.Call{Tool: catalog.LookupOrderTool, RawInput: []byte(`{"orderId":"D-1"}`)}
-	_, err = catalog.Dispatch(orders, call)
+	_, err = catalog.Dispatch(t.Context(), orders, call)
 	var refusal *protocol.Refusal
 	require.ErrorAs(t, err, &refusal, "an anonymous visitor is refused")
 	assert.Equal(t, "not_signed_in", refusal.Reason)
 
 	call.Visitor = protocol.NewVisitor(true, "user_7", "", "")
-	got, err = catalog.Dispatch(orders, call)
+	got, err = catalog.Dispatch(t.Context(), orders, call)
 	require.NoError(t, err)
 	assert.Equal(t, catalog.StatusCancelled, got.(catalog.Order).Status)
 	assert.Equal(t, "/orders/D-1", got.(catalog.Order).NavigateTo)
 
 	assert.False(t, catalog.Has("refund_order"))
-	_, err = catalog.Dispatch(orders, &protocol.Call{Tool: "refund_order", RawInput: []byte(`{}`)})
+	_, err = catalog.Dispatch(t.Context(), orders, &protocol.Call{Tool: "refund_order", RawInput: []byte(`{}`)})
 	assert.Error(t, err)
 }
 
@@ -196,7 +196,7 @@ func TestDiagnosticsShowTheFingerprintNotTheKey(t *testing.T) {
 	assert.NotContains(t, raw, catalogtest.Key)
 
 	// The app's entry follows the demo's state.
-	require.NoError(t, d.Orders.Cancel("A-1"))
+	require.NoError(t, d.Orders.Cancel(t.Context(), "A-1"))
 	got, _ = requestDiagnostics(t, d.Handler)
 	assert.Equal(t, 1, got.Result.App.CancelledOrders)
 }
@@ -348,14 +348,14 @@ func TestCancelOrderRiskFloor(t *testing.T) {
 		require.NotNil(t, r.Refusal, "risk %s, approvedBy %q: %s", tc.risk, tc.approvedBy, r.Raw)
 		assert.Equal(t, "approval_required", r.Refusal.Reason)
 		assert.Equal(t, "blocked", r.Refusal.Outcome)
-		status, err := d.Orders.Status("A-1001")
+		status, err := d.Orders.Status(t.Context(), "A-1001")
 		require.NoError(t, err)
 		assert.NotEqual(t, catalog.StatusCancelled, status, "a refused call changes nothing")
 	}
 	r := conformance.CallTool[map[string]any](t, target, conformance.ToolSample{Tool: catalog.CancelOrderTool, Input: input, Risk: "high", ApprovedBy: "Ada"})
 	require.Nil(t, r.Refusal, "%s", r.Raw)
 	require.Nil(t, r.Error, "%s", r.Raw)
-	status, err := d.Orders.Status("A-1001")
+	status, err := d.Orders.Status(t.Context(), "A-1001")
 	require.NoError(t, err)
 	assert.Equal(t, catalog.StatusCancelled, status)
 }
@@ -430,7 +430,7 @@ func TestRedisOutage(t *testing.T) {
 		assert.Contains(t, r.Error.Message, "not run")
 		// Bounds a hang, not a speed: the store deadline is 1 s.
 		assert.Less(t, time.Since(start), 5*time.Second, what)
-		status, err := d.Orders.Status(fmt.Sprintf("O-%d", orders))
+		status, err := d.Orders.Status(t.Context(), fmt.Sprintf("O-%d", orders))
 		require.NoError(t, err)
 		assert.Equal(t, catalog.StatusProcessing, status, "%s: the order was not cancelled", what)
 		start = time.Now()

@@ -31,9 +31,9 @@ func ExampleNew() {
 // Orders is the state behind the tools; cancelling twice fails.
 func ExampleOrders() {
 	orders := catalog.NewOrders()
-	fmt.Println(orders.Cancel("A-1001"))
-	fmt.Println(orders.Cancel("A-1001"))
-	status, _ := orders.Status("A-1001")
+	fmt.Println(orders.Cancel(context.Background(), "A-1001"))
+	fmt.Println(orders.Cancel(context.Background(), "A-1001"))
+	status, _ := orders.Status(context.Background(), "A-1001")
 	fmt.Println(status)
 	// Output:
 	// <nil>

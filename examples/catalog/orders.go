@@ -53,13 +53,14 @@ func NewOrders() *Orders {
 	return &Orders{cancelled: make(map[string]bool)}
 }
 
-// Status returns the status of the order id, or a *NotFoundError.
-func (o *Orders) Status(id string) (string, error) {
+// Status returns the status of the order id, or a *NotFoundError. In the
+// Postgres mode it reads the orders table under ctx, for at most dbTimeout.
+func (o *Orders) Status(ctx context.Context, id string) (string, error) {
 	if id == MissingOrderID {
 		return "", &NotFoundError{OrderID: id}
 	}
 	if o.pool != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
+		ctx, cancel := context.WithTimeout(ctx, dbTimeout)
 		defer cancel()
 		return o.tableStatus(ctx, id)
 	}
@@ -87,8 +88,10 @@ func (o *Orders) Cancelled(ctx context.Context) (n, limit int, err error) {
 // Cancel cancels the order id. It returns an *AlreadyCancelledError when the
 // order was cancelled before and a *NotFoundError for an unknown order.
 // Exactly one of any number of concurrent cancels of the same order succeeds.
-func (o *Orders) Cancel(id string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
+// In the Postgres mode it writes the orders table under ctx, for at most
+// dbTimeout.
+func (o *Orders) Cancel(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, dbTimeout)
 	defer cancel()
 	return o.cancel(ctx, id)
 }

@@ -54,10 +54,10 @@ func TestPostgresMode(t *testing.T) {
 	a := conformance.HandlerTarget(demos[0].Handler, catalogtest.MountPath, catalogtest.Key)
 	catalogtest.Run(t, a) // cancels A-1001 and R-2002 on instance 1
 
-	status, err := demos[1].Orders.Status("A-1001")
+	status, err := demos[1].Orders.Status(t.Context(), "A-1001")
 	require.NoError(t, err)
 	assert.Equal(t, catalog.StatusCancelled, status, "instance 2 sees instance 1's cancellation")
-	status, err = demos[1].Orders.Status("Z-9999")
+	status, err = demos[1].Orders.Status(t.Context(), "Z-9999")
 	require.NoError(t, err)
 	assert.Equal(t, catalog.StatusProcessing, status, "every other order is processing")
 	report, raw := requestDiagnostics(t, demos[1].Handler)
@@ -80,7 +80,7 @@ func TestPostgresMode(t *testing.T) {
 	r := cancel()
 	require.NotNil(t, r.Error, "%s", r.Raw)
 	assert.Contains(t, r.Error.Message, "rolled back and nothing was changed")
-	status, err = demos[0].Orders.Status("T-7")
+	status, err = demos[0].Orders.Status(t.Context(), "T-7")
 	require.NoError(t, err)
 	assert.Equal(t, catalog.StatusProcessing, status, "the cancellation rolled back with its answer")
 
@@ -88,7 +88,7 @@ func TestPostgresMode(t *testing.T) {
 	require.NoError(t, err)
 	r = cancel()
 	require.Nil(t, r.Error, "%s", r.Raw)
-	status, err = demos[0].Orders.Status("T-7")
+	status, err = demos[0].Orders.Status(t.Context(), "T-7")
 	require.NoError(t, err)
 	assert.Equal(t, catalog.StatusCancelled, status, "with the store back, the cancellation commits")
 }

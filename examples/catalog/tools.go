@@ -49,7 +49,7 @@ func catalogTools(orders *Orders) (all []*protocol.Tool, lookup *protocol.Tool) 
 	lookup = protocol.NewTool(LookupOrderTool, protocol.RiskLow,
 		"Look up one of the signed-in customer's orders by its id: its status and a link to open it.",
 		func(ctx context.Context, call protocol.ToolCall[OrderInput]) (Order, error) {
-			return LookupOrder(orders, call.Visitor, call.Input)
+			return LookupOrder(ctx, orders, call.Visitor, call.Input)
 		},
 		// It changes nothing: when the replay store is down it still
 		// answers (docs/PROTOCOL.md §8).
@@ -70,12 +70,13 @@ func catalogTools(orders *Orders) (all []*protocol.Tool, lookup *protocol.Tool) 
 
 // LookupOrder is lookup_order: it refuses a visitor who is not verified
 // (reason not_signed_in), fails for an unknown order, and otherwise returns
-// the order with a widget link to /orders/<id>.
-func LookupOrder(orders *Orders, visitor protocol.Visitor, in OrderInput) (Order, error) {
+// the order with a widget link to /orders/<id>. It reads the order under
+// ctx, the call's.
+func LookupOrder(ctx context.Context, orders *Orders, visitor protocol.Visitor, in OrderInput) (Order, error) {
 	if _, ok := visitor.ExternalID(); !ok {
 		return Order{}, protocol.Refuse("not_signed_in", NotSignedInDetail)
 	}
-	status, err := orders.Status(in.OrderID)
+	status, err := orders.Status(ctx, in.OrderID)
 	if err != nil {
 		return Order{}, err
 	}
@@ -89,8 +90,9 @@ func LookupOrder(orders *Orders, visitor protocol.Visitor, in OrderInput) (Order
 // CancelOrder is cancel_order: it cancels the order once and fails when the
 // order is already cancelled or unknown. Median runs it only after a
 // teammate approved the call (risk high), so it does not check the visitor.
-func CancelOrder(orders *Orders, in OrderInput) (Cancellation, error) {
-	if err := orders.Cancel(in.OrderID); err != nil {
+// It writes the order under ctx, the call's.
+func CancelOrder(ctx context.Context, orders *Orders, in OrderInput) (Cancellation, error) {
+	if err := orders.Cancel(ctx, in.OrderID); err != nil {
 		return Cancellation{}, err
 	}
 	return Cancellation{OrderID: in.OrderID, Cancelled: true}, nil
@@ -107,8 +109,9 @@ func Has(name string) bool {
 // Dispatch runs the catalog tool the call names, for apps whose own handler
 // answers verified calls (middleware mode). Handler.Verify has already
 // checked the input against the tool's schema. Check Has first: for a name
-// the catalog does not offer, Dispatch returns an error.
-func Dispatch(orders *Orders, call *protocol.Call) (any, error) {
+// the catalog does not offer, Dispatch returns an error. The tool runs under
+// ctx, the request's.
+func Dispatch(ctx context.Context, orders *Orders, call *protocol.Call) (any, error) {
 	if !Has(call.Tool) {
 		return nil, fmt.Errorf("the demo catalog has no tool named %q", call.Tool)
 	}
@@ -117,7 +120,7 @@ func Dispatch(orders *Orders, call *protocol.Call) (any, error) {
 		return nil, err
 	}
 	if call.Tool == LookupOrderTool {
-		return LookupOrder(orders, call.Visitor, in)
+		return LookupOrder(ctx, orders, call.Visitor, in)
 	}
-	return CancelOrder(orders, in)
+	return CancelOrder(ctx, orders, in)
 }

@@ -13,6 +13,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -26,18 +27,25 @@ import (
 
 func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := run(logger); err != nil {
+		logger.Error("the demo stopped", "error", err)
+		os.Exit(1)
+	}
+}
+
+// run builds the demo, serves it until SIGINT or SIGTERM, and closes it.
+func run(logger *slog.Logger) error {
 	demo, err := catalog.New(catalog.FromEnv(logger))
 	if err != nil {
-		logger.Error("cannot start", "error", err)
-		os.Exit(1)
+		return fmt.Errorf("cannot start: %w", err)
 	}
 	defer demo.Close()
 
 	logger.Info("serving", "addr", demo.Addr, "median", "/api/median", "key", demo.Fingerprint)
 	if err := catalog.Serve(context.Background(), demo.Addr, newApp(demo)); err != nil {
-		logger.Error("server stopped", "error", err)
-		os.Exit(1)
+		return fmt.Errorf("server stopped: %w", err)
 	}
+	return nil
 }
 
 // newApp builds the shop: a chi router with its middleware and ordinary
@@ -53,7 +61,7 @@ func newApp(demo *catalog.Demo) chi.Router {
 	r.Route("/api", func(r chi.Router) {
 		r.Get("/orders/{id}", func(w http.ResponseWriter, r *http.Request) {
 			id := chi.URLParam(r, "id")
-			status, err := demo.Orders.Status(id)
+			status, err := demo.Orders.Status(r.Context(), id)
 			if err != nil {
 				writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
 				return

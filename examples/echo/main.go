@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -27,18 +28,25 @@ import (
 
 func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := run(logger); err != nil {
+		logger.Error("the demo stopped", "error", err)
+		os.Exit(1)
+	}
+}
+
+// run builds the demo, serves it until SIGINT or SIGTERM, and closes it.
+func run(logger *slog.Logger) error {
 	demo, err := catalog.New(catalog.FromEnv(logger))
 	if err != nil {
-		logger.Error("cannot start", "error", err)
-		os.Exit(1)
+		return fmt.Errorf("cannot start: %w", err)
 	}
 	defer demo.Close()
 
 	logger.Info("serving", "addr", demo.Addr, "median", "/api/median", "key", demo.Fingerprint)
 	if err := catalog.Serve(context.Background(), demo.Addr, newApp(demo)); err != nil {
-		logger.Error("server stopped", "error", err)
-		os.Exit(1)
+		return fmt.Errorf("server stopped: %w", err)
 	}
+	return nil
 }
 
 // newApp builds the shop: its ordinary routes, and /api/median behind the
@@ -52,7 +60,7 @@ func newApp(demo *catalog.Demo) *echo.Echo {
 	})
 	e.GET("/api/orders/:id", func(c echo.Context) error {
 		id := c.Param("id")
-		status, err := demo.Orders.Status(id)
+		status, err := demo.Orders.Status(c.Request().Context(), id)
 		if err != nil {
 			return c.JSON(http.StatusNotFound, map[string]string{"error": err.Error()})
 		}
@@ -84,7 +92,7 @@ func answerCall(orders *catalog.Orders) echo.HandlerFunc {
 			// replay like any answer.
 			return echomedian.Respond(c, nil, protocol.CodeUnknownTool)
 		}
-		result, err := catalog.Dispatch(orders, call)
+		result, err := catalog.Dispatch(c.Request().Context(), orders, call)
 		return echomedian.Respond(c, result, err)
 	}
 }

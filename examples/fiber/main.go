@@ -13,6 +13,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -38,10 +39,17 @@ const coreBodyLimit = 1 << 20
 
 func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := run(logger); err != nil {
+		logger.Error("the demo stopped", "error", err)
+		os.Exit(1)
+	}
+}
+
+// run builds the demo, serves it until SIGINT or SIGTERM, and closes it.
+func run(logger *slog.Logger) error {
 	demo, err := catalog.New(catalog.FromEnv(logger))
 	if err != nil {
-		logger.Error("cannot start", "error", err)
-		os.Exit(1)
+		return fmt.Errorf("cannot start: %w", err)
 	}
 	defer demo.Close()
 
@@ -49,9 +57,9 @@ func main() {
 	logger.Info("serving", "addr", demo.Addr, "median", medianPath, "key", demo.Fingerprint)
 	err = catalog.Run(context.Background(), func() error { return app.Listen(demo.Addr) }, app.ShutdownWithContext)
 	if err != nil {
-		logger.Error("server stopped", "error", err)
-		os.Exit(1)
+		return fmt.Errorf("server stopped: %w", err)
 	}
+	return nil
 }
 
 // newApp builds the shop: a fiber app with timeouts and a body limit, its
@@ -74,7 +82,7 @@ func newApp(demo *catalog.Demo) *fiber.App {
 	api := app.Group("/api")
 	api.Get("/orders/:id", func(c *fiber.Ctx) error {
 		id := c.Params("id")
-		status, err := demo.Orders.Status(id)
+		status, err := demo.Orders.Status(c.UserContext(), id)
 		if err != nil {
 			return c.Status(http.StatusNotFound).JSON(fiber.Map{"error": err.Error()})
 		}

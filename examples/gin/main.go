@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -23,18 +24,25 @@ import (
 
 func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := run(logger); err != nil {
+		logger.Error("the demo stopped", "error", err)
+		os.Exit(1)
+	}
+}
+
+// run builds the demo, serves it until SIGINT or SIGTERM, and closes it.
+func run(logger *slog.Logger) error {
 	demo, err := catalog.New(catalog.FromEnv(logger))
 	if err != nil {
-		logger.Error("cannot start", "error", err)
-		os.Exit(1)
+		return fmt.Errorf("cannot start: %w", err)
 	}
 	defer demo.Close()
 
 	logger.Info("serving", "addr", demo.Addr, "median", "/api/median", "key", demo.Fingerprint)
 	if err := catalog.Serve(context.Background(), demo.Addr, newApp(demo)); err != nil {
-		logger.Error("server stopped", "error", err)
-		os.Exit(1)
+		return fmt.Errorf("server stopped: %w", err)
 	}
+	return nil
 }
 
 // newApp builds the shop: its ordinary routes, and Median mounted on the
@@ -50,7 +58,7 @@ func newApp(demo *catalog.Demo) *gin.Engine {
 	api := r.Group("/api")
 	api.GET("/orders/:id", func(c *gin.Context) {
 		id := c.Param("id")
-		status, err := demo.Orders.Status(id)
+		status, err := demo.Orders.Status(c.Request.Context(), id)
 		if err != nil {
 			c.JSON(http.StatusNotFound, gin.H{"error": err.Error()})
 			return

@@ -15,18 +15,28 @@ import (
 // Every instance behind the load balancer points at the same Redis, so a
 // call replayed on any of them gets the first answer and its tool runs once.
 func Example() {
+	if err := run(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// run serves the endpoint with a Redis store until the server fails; the
+// client is closed on the way out.
+func run() error {
 	opt, err := redis.ParseURL(os.Getenv("MEDIAN_REDIS_URL")) // e.g. redis://localhost:6379/0
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	// The core gives each store call a deadline (Config.StoreTimeout, 1 s):
 	// let it reach the socket, and keep go-redis's own waits short.
 	opt.ContextTimeoutEnabled = true
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = 500*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
 	opt.MaxRetries = 1
-	store, err := redisstore.New(redis.NewClient(opt), redisstore.Options{})
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	store, err := redisstore.New(rdb, redisstore.Options{})
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	type cancelInput struct {
 		OrderID string `json:"orderId"`
@@ -41,8 +51,10 @@ func Example() {
 		Store: store,
 	})
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	http.Handle("/median", h)
-	log.Fatal(http.ListenAndServe(":8080", nil))
+	mux := http.NewServeMux()
+	h.Mount(mux, "/median")
+	srv := &http.Server{Addr: ":8080", Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
+	return srv.ListenAndServe()
 }

@@ -37,6 +37,18 @@ func newClient(t testing.TB) *redis.Client {
 	return c
 }
 
+// ownClient returns a client on a redis-server of its own (redistest.Start),
+// both closed when t ends, for a test that reads the server's global
+// counters or state: on the shared server other tests' commands would be
+// in them.
+func ownClient(t testing.TB) *redis.Client {
+	t.Helper()
+	srv := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // newStore returns a Store on c, failing the test on an error.
 func newStore(t testing.TB, c redis.UniversalClient, opts redisstore.Options) *redisstore.Store {
 	t.Helper()

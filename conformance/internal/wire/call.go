@@ -140,7 +140,7 @@ func (c *Client) Manifest(ctx context.Context) ([]Tool, Exchange, error) {
 		Tools []Tool `json:"tools"`
 	}
 	if err := json.Unmarshal(x.Answer, &m); err != nil {
-		return nil, x, fmt.Errorf("GET %s: the manifest is not JSON of the form {\"tools\": [...]}: %v: %s", c.URL, err, chars.Snippet(x.Answer, 200))
+		return nil, x, fmt.Errorf("GET %s: the manifest is not JSON of the form {\"tools\": [...]}: %w: %s", c.URL, err, chars.Snippet(x.Answer, 200))
 	}
 	if len(m.Tools) == 0 {
 		return nil, x, fmt.Errorf("GET %s: the manifest lists no tools: %s", c.URL, chars.Snippet(x.Answer, 200))

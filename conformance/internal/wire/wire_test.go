@@ -2,8 +2,13 @@ package wire
 
 import (
 	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/median-go/median/protocol"
 )
 
 // TestCallBodyIsReproducible: the same parts give the same bytes, so a
@@ -68,5 +73,24 @@ func TestDeclaredRisk(t *testing.T) {
 		if got := DeclaredRisk(tools, tool); got != want {
 			t.Errorf("%s: %s, want %s", tool, got, want)
 		}
+	}
+}
+
+// TestManifestKeepsTheDecodeError: a manifest that is not JSON is an error
+// wrapping the decoder's *json.SyntaxError, beside the answer's start.
+func TestManifestKeepsTheDecodeError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("not json"))
+	}))
+	defer srv.Close()
+	key, err := protocol.ParseKey("mk_test_0123456789abcdef0123456789abcdef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Client{URL: srv.URL, Key: key}
+	_, _, err = c.Manifest(t.Context())
+	var syntax *json.SyntaxError
+	if !errors.As(err, &syntax) || !strings.Contains(err.Error(), "not json") {
+		t.Errorf("Manifest: %v (%T); want a *json.SyntaxError wrapped, with the answer", err, err)
 	}
 }

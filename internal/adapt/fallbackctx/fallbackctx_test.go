@@ -13,6 +13,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 type key struct{}
 
+// otherKey is the key of a value set on a context derived from New's.
+type otherKey struct{}
+
 func TestValueFallsBackUntilDetached(t *testing.T) {
 	parent := context.WithValue(context.Background(), key{}, "from the request")
 	store := map[any]any{"requestid": "r-1", key{}: "shadowed"}
@@ -27,7 +30,7 @@ func TestValueFallsBackUntilDetached(t *testing.T) {
 	if got := ctx.Value("missing"); got != nil {
 		t.Fatalf("missing key: got %v", got)
 	}
-	derived := context.WithValue(ctx, "other", 1)
+	derived := context.WithValue(ctx, otherKey{}, 1)
 	if got := derived.Value("requestid"); got != "r-1" {
 		t.Fatalf("a derived context reaches the fallback: got %v", got)
 	}

@@ -75,7 +75,8 @@ func health(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "
 func storeRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if id := r.Header.Get(adaptertest.RequestIDHeader); id != "" {
-			r = r.WithContext(context.WithValue(r.Context(), adaptertest.ValueKey, id)) //nolint:staticcheck // the kit's key is a string on purpose: echo's store takes only strings
+			//lint:ignore SA1029 the kit's key is a string on purpose: echo's store takes only strings
+			r = r.WithContext(context.WithValue(r.Context(), adaptertest.ValueKey, id))
 		}
 		next.ServeHTTP(w, r)
 	})

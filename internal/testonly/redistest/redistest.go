@@ -1,7 +1,8 @@
 // Package redistest finds or starts a Redis server for the module's tests:
 // [URL] for tests that need any server (protocol/redisstore, the examples),
-// [Start] for tests that freeze or kill their own, and [RoundTrips] to
-// count what a client sends.
+// [Start] for tests that freeze or kill their own or read its global
+// counters or state (INFO, DBSIZE, KEYS *: on a shared server other tests'
+// commands are in them), and [RoundTrips] to count what a client sends.
 //
 // It is a harness of the module's own tests (internal/testonly): only test
 // files and other harnesses import it, never shipped code

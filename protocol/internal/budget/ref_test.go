@@ -97,7 +97,7 @@ func (n *refNode) lists() []*refNode {
 }
 
 // shortened reports whether l lost items.
-func (l *refNode) shortened() bool { return l.keep < len(l.items) }
+func (n *refNode) shortened() bool { return n.keep < len(n.items) }
 
 // countNames returns the count names of obj's shortened lists, by rule 4.
 func countNames(obj *refNode) map[*refNode]string {

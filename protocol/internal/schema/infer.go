@@ -343,9 +343,9 @@ func decoderAccepts(t reflect.Type, path string) error {
 		err = se.Err
 	}
 	if path == "" {
-		return fmt.Errorf("schema: type %s: the decoder refuses it: %v", t, err)
+		return fmt.Errorf("schema: type %s: the decoder refuses it: %w", t, err)
 	}
-	return fmt.Errorf("schema: field %q of type %s: the decoder refuses the type: %v", displayPath(path), t, err)
+	return fmt.Errorf("schema: field %q of type %s: the decoder refuses the type: %w", displayPath(path), t, err)
 }
 
 // fieldName mirrors invopop's field naming (which mirrors the decoder's). It

@@ -1,7 +1,9 @@
 package schema
 
 import (
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -44,10 +46,11 @@ type inferOrder struct {
 	Email     string            `json:"email,omitempty" jsonschema:"format=email"`
 	Labels    map[string]string `json:"labels,omitempty"`
 	Secret    string            `json:"-"`
-	internal  func()            //nolint:unused // unexported: ignored
 	NoTag     bool
 	Skipped   chan int `jsonschema:"-"`
 	ShadowTag string   `json:"shadow,omitempty"`
+	//lint:ignore U1000 an unexported field, which Infer must leave out
+	internal func()
 }
 
 const inferOrderSchema = `{
@@ -173,6 +176,7 @@ type withRecList struct {
 }
 
 type recEmbed struct {
+	//lint:ignore U1000 read by reflection: the embedding Infer must refuse
 	*recEmbed
 	X int `json:"x"`
 }
@@ -228,6 +232,7 @@ type withInline struct {
 // Tags with which encoding/json would read what the schema does not
 // describe (found in review: each let a value past the schema).
 type withDashComma struct {
+	//lint:ignore SA5008 the malformed tag is the fixture: the decoder refuses it
 	X int `json:"-," jsonschema:"minimum=0"`
 }
 
@@ -257,9 +262,11 @@ type withFormat struct {
 	At time.Time `json:"at,format:unix"`
 }
 
+//lint:ignore U1000 read by reflection, embedded in withEmbeddedNonStruct
 type namedString string
 
 type withEmbeddedNonStruct struct {
+	//lint:ignore U1000 read by reflection: the embedding the decoder refuses
 	namedString
 }
 
@@ -267,7 +274,10 @@ type withOptionsOnEmbedded struct {
 	inlinePage `json:",omitempty"`
 }
 
-type noExported struct{ n int }
+type noExported struct {
+	//lint:ignore U1000 a struct with no exported field, which the decoder refuses
+	n int
+}
 
 type withNoExported struct {
 	Inner noExported `json:"inner"`
@@ -325,6 +335,18 @@ func TestInferErrors(t *testing.T) {
 			assert.Nil(t, got)
 			assert.Contains(t, err.Error(), tc.wantErr)
 		})
+	}
+}
+
+// TestInferKeepsTheDecodersError: a type the decoder refuses is an error
+// wrapping the decoder's own, at the root and in a field.
+func TestInferKeepsTheDecodersError(t *testing.T) {
+	for _, typ := range []reflect.Type{reflect.TypeOf(withDashComma{}), reflect.TypeOf(withNoExported{})} {
+		_, err := Infer(typ)
+		require.Error(t, err)
+		cause := errors.Unwrap(err)
+		require.NotNil(t, cause, "%s: %v wraps nothing", typ, err)
+		assert.True(t, strings.HasSuffix(err.Error(), ": "+cause.Error()), "%s: %v ends with the decoder's error", typ, err)
 	}
 }
 

@@ -124,7 +124,7 @@ func (s *Server) serveDiagnostics(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveHistory lists this run's entries, oldest first.
-func (s *Server) serveHistory(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveHistory(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	list := append([]*entry(nil), s.history...)
 	s.mu.Unlock()

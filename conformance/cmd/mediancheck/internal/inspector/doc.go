@@ -24,8 +24,8 @@
 //   - The key never leaves the process: the page gets answers, curl lines
 //     (with their signature, valid 5 minutes) and nothing else.
 //
-// The assets are plain HTML, CSS and a small script, embedded with
-// go:embed: no build step, and the page works offline.
+// The assets are plain HTML, CSS and a small script, embedded in the
+// binary (package embed): no build step, and the page works offline.
 //
 // It lives beside the command that serves it: only mediancheck can import it
 // (Go's internal rule).

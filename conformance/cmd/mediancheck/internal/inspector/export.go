@@ -11,7 +11,7 @@ import (
 
 // serveExport writes this run's calls as a samples file that mediancheck
 // -samples and conformance.ReadSamples read.
-func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveExport(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	list := samplesOf(s.history)
 	s.mu.Unlock()

@@ -3,6 +3,7 @@ package inspector
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -116,8 +117,8 @@ func (s *Server) validate(tool, input string) []string {
 	if err != nil {
 		return nil
 	}
-	verr, ok := sch.Validate(v).(*jsonschema.ValidationError)
-	if !ok {
+	var verr *jsonschema.ValidationError
+	if !errors.As(sch.Validate(v), &verr) {
 		return nil
 	}
 	var out []string

@@ -1,7 +1,9 @@
 package inspector
 
 import (
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -138,5 +140,15 @@ func TestListenIsLoopbackOnly(t *testing.T) {
 			t.Errorf("Listen(%q) listens on %s", addr, l.Addr())
 		}
 		l.Close()
+	}
+}
+
+// TestListenKeepsTheCause: an address without a port is refused with the
+// parser's *net.AddrError wrapped, not only its text.
+func TestListenKeepsTheCause(t *testing.T) {
+	_, err := Listen("127.0.0.1")
+	var addrErr *net.AddrError
+	if !errors.As(err, &addrErr) {
+		t.Errorf("Listen(%q): %v (%T) does not wrap a *net.AddrError", "127.0.0.1", err, err)
 	}
 }

@@ -20,7 +20,7 @@ func Listen(addr string) (net.Listener, error) {
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("-listen %q: want 127.0.0.1:PORT: %v", addr, err)
+		return nil, fmt.Errorf("-listen %q: want 127.0.0.1:PORT: %w", addr, err)
 	}
 	if !isLoopback(host) {
 		return nil, fmt.Errorf("-listen %q: the inspector signs with your key and listens on a loopback address only (127.0.0.1, ::1 or localhost), not %q", addr, host)
