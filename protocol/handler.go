@@ -248,6 +248,12 @@ func (h *Handler) prepare(ctx context.Context, st *callState) (Response, bool) {
 // readBody reads the body up to the limit: 413 beyond it. A body that
 // cannot be read to its end is answered without transport details (which
 // go to the log): PROTOCOL.md §7.
+//
+// The header checks before it need no secret, so what readBody reserves
+// follows the bytes that arrive, not the length declared: at most
+// firstBodyChunk before the first byte, then twice what arrived (see
+// growBody). A body of the usual size is still read into one buffer of
+// exactly its declared length.
 func (h *Handler) readBody(ctx context.Context, req Request) ([]byte, *Error) {
 	limit := h.cfg.MaxBodyBytes
 	tooLarge := func() *Error {
@@ -263,15 +269,17 @@ func (h *Handler) readBody(ctx context.Context, req Request) ([]byte, *Error) {
 	if req.ContentLength > limit {
 		return nil, tooLarge()
 	}
-	size := int64(512)
+	want := int64(-1) // the declared length +1, to see EOF without growing; -1 when unknown
+	size := int64(unknownBodyChunk)
 	if req.ContentLength >= 0 {
-		size = req.ContentLength + 1 // +1 to see EOF without growing
+		want = req.ContentLength + 1
+		size = min(want, firstBodyChunk)
 	}
 	buf := make([]byte, 0, size)
 	r := io.LimitReader(req.Body, limit+1)
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			buf = growBody(buf, want, limit+1)
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -286,6 +294,31 @@ func (h *Handler) readBody(ctx context.Context, req Request) ([]byte, *Error) {
 			return nil, newError(CodeInvalidBody, "the body could not be read to its end: the client stopped sending it or the connection failed")
 		}
 	}
+}
+
+// What readBody reserves before a body's bytes arrive: the declared length
+// up to firstBodyChunk (1 KiB to a few KiB is the usual call), or
+// unknownBodyChunk when no length is declared.
+const (
+	firstBodyChunk   = 16 << 10
+	unknownBodyChunk = 512
+)
+
+// growBody returns full (len == cap) in a buffer twice as large, but no
+// larger than want (the declared length +1, when known and larger) or
+// most (the limit +1): the last step of an honest body lands on its
+// declared length exactly. It always grows by at least one byte, as full
+// holds at most the limit.
+func growBody(full []byte, want, most int64) []byte {
+	c := int64(cap(full))
+	next := 2 * c
+	if want > c {
+		next = min(next, want)
+	}
+	next = max(min(next, most), c+1)
+	grown := make([]byte, len(full), next)
+	copy(grown, full)
+	return grown
 }
 
 // finish ends every request: it keeps the answer for replays when the call

@@ -31,8 +31,9 @@ func FiberV3With(cfg fiber.Config) adaptertest.Adapter {
 		}
 	}
 	return adaptertest.Adapter{
-		Name:         "fiber v3",
-		ExtraMethods: extra,
+		Name:                 "fiber v3",
+		ExtraMethods:         extra,
+		ReservesDeclaredBody: reservesDeclaredBody(cfg.StreamRequestBody),
 		// fiber v3 answers a method outside RequestMethods 501 before routing.
 		Foreign:       "MKCOL",
 		ForeignStatus: http.StatusNotImplemented,

@@ -102,6 +102,11 @@ type Adapter struct {
 	// POST, PUT, PATCH, DELETE, CONNECT, OPTIONS, TRACE) that reach the
 	// Handler through Mount and get the contract's 405.
 	ExtraMethods []string
+	// ReservesDeclaredBody says why, when the framework itself reserves a
+	// request's declared body before any handler runs (fiber without
+	// StreamRequestBody): what the keyless-client case measures is then the
+	// framework's, and the case is skipped with this reason. "" runs it.
+	ReservesDeclaredBody string
 	// Foreign is a method the framework does not route to Mount's routes,
 	// and ForeignStatus the status the framework answers it with itself, as
 	// each adapter documents; "" when every method reaches the Handler.
