@@ -42,10 +42,15 @@ type Handler struct {
 	systemClock bool
 
 	// Warnings that could come once per request are logged at most once
-	// per logInterval each.
-	offContract rareLog // a handler answered a verified call outside the contract
-	unanswered  rareLog // a handler left a verified call unanswered
-	declaredRun rareLog // a call of a declared tool reached Serve
+	// per logInterval each, and so is every line a request can cause
+	// before its signature is verified: a client with no key must not be
+	// able to flood the log.
+	offContract   rareLog // a handler answered a verified call outside the contract
+	unanswered    rareLog // a handler left a verified call unanswered
+	declaredRun   rareLog // a call of a declared tool reached Serve
+	unreadBody    rareLog // a request body could not be read to its end (before the signature is verified)
+	unverified    rareLog // a request refused before its signature was verified (at debug level)
+	observerPanic rareLog // Config.Observer panicked on a request whose signature was not verified
 }
 
 // New builds a Handler from cfg. Every problem is reported at once, joined
@@ -199,6 +204,7 @@ func (h *Handler) front(ctx context.Context, st *callState, req Request) (Respon
 	if i < 0 {
 		return errorResponse(errInvalidSignature), false
 	}
+	st.verified = true
 	if h.stats != nil { // nil only in the zero Handler and a benchmark's baseline
 		st.stripe = h.stats.stripes.pick()
 		keys.keys[i].verifiedAt(now, st.stripe)
@@ -247,7 +253,8 @@ func (h *Handler) prepare(ctx context.Context, st *callState) (Response, bool) {
 
 // readBody reads the body up to the limit: 413 beyond it. A body that
 // cannot be read to its end is answered without transport details (which
-// go to the log): PROTOCOL.md §7.
+// go to the log, at most once per logInterval: no signature is verified
+// yet): PROTOCOL.md §7.
 //
 // The header checks before it need no secret, so what readBody reserves
 // follows the bytes that arrive, not the length declared: at most
@@ -290,7 +297,9 @@ func (h *Handler) readBody(ctx context.Context, req Request) ([]byte, *Error) {
 			return buf, nil
 		}
 		if err != nil {
-			h.cfg.Logger.InfoContext(ctx, "median: the request body could not be read", "read", len(buf), "error", errorText(err))
+			if ok, held := h.unreadBody.allow(h.cfg.Now()); ok {
+				h.cfg.Logger.InfoContext(ctx, "median: the request body could not be read", "read", len(buf), "error", errorText(err), "suppressed", held)
+			}
 			return nil, newError(CodeInvalidBody, "the body could not be read to its end: the client stopped sending it or the connection failed")
 		}
 	}
@@ -340,10 +349,15 @@ func (h *Handler) finish(ctx context.Context, st *callState, resp Response) Resp
 }
 
 // observe logs a refused request and reports every answered one, which
-// took took, to the observer.
+// took took, to the observer. What a request whose signature was not
+// verified causes is logged at most once per logInterval.
 func (h *Handler) observe(ctx context.Context, st *callState, resp Response, took time.Duration) {
 	if resp.code != "" && resp.code != CodeExecutionFailed && resp.code != CodeDiagnosticsUnsupported {
-		h.cfg.Logger.DebugContext(ctx, "median: request refused", "status", resp.Status, "code", resp.code)
+		if st.verified {
+			h.cfg.Logger.DebugContext(ctx, "median: request refused", "status", resp.Status, "code", resp.code)
+		} else if ok, held := h.unverified.allow(h.cfg.Now()); ok {
+			h.cfg.Logger.DebugContext(ctx, "median: request refused", "status", resp.Status, "code", resp.code, "suppressed", held)
+		}
 		h.stats.refusal(resp.code, h.cfg.Now())
 	}
 	if st.tool != nil && h.stats != nil {
@@ -363,10 +377,21 @@ func (h *Handler) observe(ctx context.Context, st *callState, resp Response, too
 	if c := st.call; c != nil {
 		ev.Tool, ev.ToolCallID, ev.Risk, ev.Input = c.Tool, c.ToolCallID, c.Risk, c.RawInput
 	}
-	_, _ = protect(h, ctx, "Config.Observer", nil, func() (struct{}, error) {
-		observer(ctx, ev)
-		return struct{}{}, nil
-	})
+	if st.verified {
+		_, _ = protect(h, ctx, "Config.Observer", nil, func() (struct{}, error) {
+			observer(ctx, ev)
+			return struct{}{}, nil
+		})
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			if ok, held := h.observerPanic.allow(h.cfg.Now()); ok {
+				h.logPanic(ctx, "Config.Observer", nil, p, "suppressed", held)
+			}
+		}
+	}()
+	observer(ctx, ev)
 }
 
 func orDefault(d, def time.Duration) time.Duration {
