@@ -48,6 +48,12 @@
 //
 // Median only sends GET and POST.
 //
+// Only the call is authenticated: Median signs the timestamp and the
+// body, so trust what CallFrom returns, never the query string or a header
+// (see "Authenticated: the call only" in the protocol package). The
+// handlers after the middleware find no query string (c.Query, c.Queries,
+// c.OriginalURL) and the headers as they arrived.
+//
 // A panic in your handlers is recovered by [Middleware], logged with its
 // stack and answered execution_failed the first time, whatever recovery
 // middleware (recover.New) runs outside. An error your handlers return is
@@ -190,6 +196,7 @@ func Middleware(h *protocol.Handler) fiber.Handler {
 			stream.CloseIfUnread(c.RequestCtx())
 			return nil
 		}
+		fasthttpio.DropQuery(c.Request())
 		if stream != nil { // the core has read the stream: give the bytes back
 			call, _ := protocol.CallFrom(callCtx)
 			c.Request().SetBody(call.Body)

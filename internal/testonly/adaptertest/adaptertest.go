@@ -43,6 +43,10 @@ type Seen struct {
 	ContextCall *protocol.Call // protocol.CallFrom on the request's context.Context
 	Body        []byte         // the whole request body, as the handler read it
 	BodyErr     error          // the error reading it, if any
+	// Parts of the request Median does not sign, read the framework's way:
+	Target string // the request target, path and query (net/http's RequestURI, fiber's c.OriginalURL())
+	Tenant string // the query parameter "tenant" (r.FormValue, c.Query, c.QueryParam)
+	User   string // the header X-User
 }
 
 // Answer is what the handler behind an adapter's middleware does with what
@@ -209,6 +213,9 @@ func (c *Client) Do(t testing.TB, r Request) Reply {
 	}
 	if r.RequestID != "" {
 		req.Header.Set(RequestIDHeader, r.RequestID)
+	}
+	for k, v := range r.Header {
+		req.Header.Set(k, v)
 	}
 	res, err := c.http.Do(req)
 	require.NoError(t, err)

@@ -375,6 +375,8 @@ func (r *Recorder) Answer(s Seen) (any, error) {
 		return Dispatched(call), nil
 	case ToolCustomBody:
 		return BodySeen{Body: string(s.Body)}, nil
+	case ToolCustomRequest:
+		return RequestSeen{Target: s.Target, Tenant: s.Tenant, User: s.User}, nil
 	case ToolCustomFail:
 		return nil, ErrFail
 	case ToolCustomRefuse:
