@@ -45,6 +45,7 @@ func Run(t *testing.T, a Adapter) {
 
 	// Keyless clients that declare 1 MiB and send a few bytes cost memory
 	// for the bytes that arrived, not the bytes declared.
+	t.Run("a bad signature header is answered before the body is read", func(t *testing.T) { checkHeaderFirst(t, a) })
 	for _, sent := range KeylessSent {
 		t.Run(fmt.Sprintf("keyless clients declaring 1 MiB, sending %d bytes", sent), func(t *testing.T) { checkKeyless(t, a, sent) })
 	}
