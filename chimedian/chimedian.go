@@ -32,6 +32,12 @@
 // chi.RegisterMethod changes that for every router of the process, so this
 // package leaves it to you. Median only sends GET and POST.
 //
+// Only the call is authenticated: Median signs the timestamp and the
+// body, so trust what CallFrom returns, never the query string or a header
+// (see "Authenticated: the call only" in the protocol package). The
+// handlers after the middleware get the request without its query string
+// (nor a form parsed from it) and with its headers as they arrived.
+//
 // A panic in your handler is answered execution_failed the first time, by
 // the core, whatever recovery middleware (middleware.Recoverer) runs
 // outside; the stack goes to the Handler's logger.

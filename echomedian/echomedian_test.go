@@ -105,3 +105,31 @@ func TestFlusherAssertionStillWorks(t *testing.T) {
 	assert.False(t, dispatched, "nothing runs after the handler that flushed")
 	assert.Empty(t, rec.Body.String())
 }
+
+// TestQueryReadBeforeIsDropped: echo keeps the query parameters a handler
+// read before the middleware (c.QueryParams); the handlers behind it find
+// none of them, as the query is not signed.
+func TestQueryReadBeforeIsDropped(t *testing.T) {
+	h, _ := adaptertest.NewHandler()
+	e := echo.New()
+	var before string
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			before = c.QueryParams().Get("tenant") // echo keeps the parsed query on c
+			return next(c)
+		}
+	})
+	var tenant, all string
+	echomedian.Mount(e, adaptertest.Path, h, func(c echo.Context) error {
+		tenant, all = c.QueryParam("tenant"), c.QueryParams().Encode()
+		return echomedian.Respond(c, "ok", nil)
+	})
+	body := adaptertest.ToolCall(adaptertest.ToolCustom, "query_before", `{}`)
+	req := adaptertest.NewSignedRequest(http.MethodPost, adaptertest.Path+"?tenant=other", body)
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, req)
+	assert.JSONEq(t, `{"result":"ok"}`, rec.Body.String())
+	assert.Equal(t, "other", before, "the handler before the middleware read the query")
+	assert.Empty(t, tenant, "the handler behind the middleware finds no query parameter")
+	assert.Empty(t, all)
+}

@@ -32,6 +32,14 @@
 // WebDAV method) gets gin's own answer (404, or 405 with
 // HandleMethodNotAllowed); Median only sends GET and POST.
 //
+// Only the call is authenticated: Median signs the timestamp and the
+// body, so trust what CallFrom returns, never the query string or a header
+// (see "Authenticated: the call only" in the protocol package). The
+// handlers after the middleware get c.Request without its query string
+// and with its headers as they arrived; gin keeps the query values a
+// handler before the middleware read with c.Query, so read none there on
+// the Median path.
+//
 // A panic in your handlers is answered execution_failed the first time, by
 // the core, whatever recovery middleware (gin.Recovery) runs outside; the
 // stack goes to the Handler's logger.

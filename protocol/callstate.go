@@ -22,6 +22,7 @@ type callState struct {
 	run      func(context.Context) (any, error) // the prepared tool run (Serve only)
 	held     claim                              // the replay-store claim held, if any (store nil when none)
 	answered atomic.Bool                        // set by the first answer
+	verified bool                               // the request's signature verified (§5 step 5)
 }
 
 // now returns the time now, read on the monotonic clock only (by way of

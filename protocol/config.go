@@ -43,18 +43,23 @@ type Config struct {
 	// holds the current key and the file MEDIAN_KEY_PREVIOUS_FILE names,
 	// when set, the one being retired; both are read again every KeyRefresh
 	// (default 2 s), so a mounted secret that changes takes effect without
-	// a restart. Otherwise MEDIAN_KEY is read once, and MEDIAN_KEY_PREVIOUS
-	// too when set.
+	// a restart. A read of the current key's file that gives no usable key
+	// keeps the current key in force; a previous-key file that gives none
+	// (empty, deleted, or anything else written there to revoke it) drops
+	// the key being retired at that read. Otherwise MEDIAN_KEY is read
+	// once, and MEDIAN_KEY_PREVIOUS too when set.
 	Keys []string
 
 	// KeySource, when set, returns the keys (the current one first, then
 	// any being retired), for keys kept in a secret manager. It is called
 	// by New and then every KeyRefresh (default 1 minute), under a 10 s
 	// deadline that holds even when it ignores its context. A read that
-	// gives no usable key, or an error, keeps the keys in force and is
-	// logged as an error; until a first read gives a usable key every
-	// request is answered 500 missing_secret or invalid_median_key. Call
-	// [Handler.Close] to stop the reads.
+	// gives no usable current key, or an error, keeps the keys in force and
+	// is logged as an error, except that a key being retired that a read
+	// no longer returns, or returns unusable, is dropped (logged, and shown
+	// in the diagnostics report); until a first read gives a usable key
+	// every request is answered 500 missing_secret or invalid_median_key.
+	// Call [Handler.Close] to stop the reads.
 	KeySource func(ctx context.Context) ([]string, error)
 
 	// KeyRefresh is how often KeySource, or the files of MEDIAN_KEY_FILE

@@ -54,6 +54,21 @@
 // written, no Code and no Answer), and keeps execution_failed for the
 // call's toolCallId, so a repeat is answered at once.
 //
+// # Authenticated: the call only
+//
+// Median signs the timestamp and the body of each request, `<t>.<body>`
+// (PROTOCOL.md §1.1), and nothing else: not the path, the query string, the
+// method or any header but the signature. What [CallFrom] returns (the
+// tool, its input, the visitor, the risk, the approval) comes from the
+// signed body, and it is the only part of the request your handlers behind
+// the middleware may trust. The middleware, net/http's and every
+// adapter's, hands them the request without its query string (Median
+// sends none, so one there was added by someone else) and with the body
+// as signed; its headers stay as they arrived, for the tracing, logging
+// and proxy headers an app reads, and are not Median's word: never decide
+// on a header (X-User, X-Tenant, a forwarded address) who the visitor is
+// or what the call may do. Tools run by [Handler.Serve] see only the call.
+//
 // # Writing an adapter
 //
 // An adapter moves bytes between a framework and the core; it never builds

@@ -45,11 +45,16 @@ type Handler struct {
 	systemClock bool
 
 	// Warnings that could come once per request are logged at most once
-	// per logInterval each.
-	offContract rareLog // a handler answered a verified call outside the contract
-	unanswered  rareLog // a handler left a verified call unanswered
-	declaredRun rareLog // a call of a declared tool reached Serve
-	renewFailed rareLog // a claim could not be renewed
+	// per logInterval each, and so is every line a request can cause
+	// before its signature is verified: a client with no key must not be
+	// able to flood the log.
+	offContract   rareLog // a handler answered a verified call outside the contract
+	unanswered    rareLog // a handler left a verified call unanswered
+	declaredRun   rareLog // a call of a declared tool reached Serve
+	unreadBody    rareLog // a request body could not be read to its end (before the signature is verified)
+	unverified    rareLog // a request refused before its signature was verified (at debug level)
+	observerPanic rareLog // Config.Observer panicked on a request whose signature was not verified
+	renewFailed   rareLog // a claim could not be renewed
 }
 
 // New builds a Handler from cfg. Every problem is reported at once, joined
@@ -205,6 +210,7 @@ func (h *Handler) front(ctx context.Context, st *callState, req Request) (Respon
 	if i < 0 {
 		return errorResponse(errInvalidSignature), false
 	}
+	st.verified = true
 	if h.stats != nil { // nil only in the zero Handler and a benchmark's baseline
 		st.stripe = h.stats.stripes.pick()
 		keys.keys[i].verifiedAt(now, st.stripe)
@@ -253,7 +259,14 @@ func (h *Handler) prepare(ctx context.Context, st *callState) (Response, bool) {
 
 // readBody reads the body up to the limit: 413 beyond it. A body that
 // cannot be read to its end is answered without transport details (which
-// go to the log): PROTOCOL.md §7.
+// go to the log, at most once per logInterval: no signature is verified
+// yet): PROTOCOL.md §7.
+//
+// The header checks before it need no secret, so what readBody reserves
+// follows the bytes that arrive, not the length declared: at most
+// firstBodyChunk before the first byte, then twice what arrived (see
+// growBody). A body of the usual size is still read into one buffer of
+// exactly its declared length.
 func (h *Handler) readBody(ctx context.Context, req Request) ([]byte, *Error) {
 	limit := h.cfg.MaxBodyBytes
 	tooLarge := func() *Error {
@@ -269,15 +282,17 @@ func (h *Handler) readBody(ctx context.Context, req Request) ([]byte, *Error) {
 	if req.ContentLength > limit {
 		return nil, tooLarge()
 	}
-	size := int64(512)
+	want := int64(-1) // the declared length +1, to see EOF without growing; -1 when unknown
+	size := int64(unknownBodyChunk)
 	if req.ContentLength >= 0 {
-		size = req.ContentLength + 1 // +1 to see EOF without growing
+		want = req.ContentLength + 1
+		size = min(want, firstBodyChunk)
 	}
 	buf := make([]byte, 0, size)
 	r := io.LimitReader(req.Body, limit+1)
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			buf = growBody(buf, want, limit+1)
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -288,10 +303,37 @@ func (h *Handler) readBody(ctx context.Context, req Request) ([]byte, *Error) {
 			return buf, nil
 		}
 		if err != nil {
-			h.cfg.Logger.InfoContext(ctx, "median: the request body could not be read", "read", len(buf), "error", errorText(err))
+			if ok, held := h.unreadBody.allow(h.cfg.Now()); ok {
+				h.cfg.Logger.InfoContext(ctx, "median: the request body could not be read", "read", len(buf), "error", errorText(err), "suppressed", held)
+			}
 			return nil, newError(CodeInvalidBody, "the body could not be read to its end: the client stopped sending it or the connection failed")
 		}
 	}
+}
+
+// What readBody reserves before a body's bytes arrive: the declared length
+// up to firstBodyChunk (1 KiB to a few KiB is the usual call), or
+// unknownBodyChunk when no length is declared.
+const (
+	firstBodyChunk   = 16 << 10
+	unknownBodyChunk = 512
+)
+
+// growBody returns full (len == cap) in a buffer twice as large, but no
+// larger than want (the declared length +1, when known and larger) or
+// most (the limit +1): the last step of an honest body lands on its
+// declared length exactly. It always grows by at least one byte, as full
+// holds at most the limit.
+func growBody(full []byte, want, most int64) []byte {
+	c := int64(cap(full))
+	next := 2 * c
+	if want > c {
+		next = min(next, want)
+	}
+	next = max(min(next, most), c+1)
+	grown := make([]byte, len(full), next)
+	copy(grown, full)
+	return grown
 }
 
 // finish ends every request: it keeps the answer for replays when the call
@@ -313,10 +355,15 @@ func (h *Handler) finish(ctx context.Context, st *callState, resp Response) Resp
 }
 
 // observe logs a refused request and reports every answered one, which
-// took took, to the observer.
+// took took, to the observer. What a request whose signature was not
+// verified causes is logged at most once per logInterval.
 func (h *Handler) observe(ctx context.Context, st *callState, resp Response, took time.Duration) {
 	if resp.code != "" && resp.code != CodeExecutionFailed && resp.code != CodeDiagnosticsUnsupported {
-		h.cfg.Logger.DebugContext(ctx, "median: request refused", "status", resp.Status, "code", resp.code)
+		if st.verified {
+			h.cfg.Logger.DebugContext(ctx, "median: request refused", "status", resp.Status, "code", resp.code)
+		} else if ok, held := h.unverified.allow(h.cfg.Now()); ok {
+			h.cfg.Logger.DebugContext(ctx, "median: request refused", "status", resp.Status, "code", resp.code, "suppressed", held)
+		}
 		h.stats.refusal(resp.code, h.cfg.Now())
 	}
 	if st.tool != nil && h.stats != nil {
@@ -336,10 +383,21 @@ func (h *Handler) observe(ctx context.Context, st *callState, resp Response, too
 	if c := st.call; c != nil {
 		ev.Tool, ev.ToolCallID, ev.Risk, ev.Input = c.Tool, c.ToolCallID, c.Risk, c.RawInput
 	}
-	_, _ = protect(h, ctx, "Config.Observer", nil, func() (struct{}, error) {
-		observer(ctx, ev)
-		return struct{}{}, nil
-	})
+	if st.verified {
+		_, _ = protect(h, ctx, "Config.Observer", nil, func() (struct{}, error) {
+			observer(ctx, ev)
+			return struct{}{}, nil
+		})
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			if ok, held := h.observerPanic.allow(h.cfg.Now()); ok {
+				h.logPanic(ctx, "Config.Observer", nil, p, "suppressed", held)
+			}
+		}
+	}()
+	observer(ctx, ev)
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -477,3 +477,66 @@ func TestDiagnosticsErrorMethodsPanic(t *testing.T) {
 	assert.Equal(t, CodeExecutionFailed, code)
 	assert.Contains(t, logs.String(), "exploded")
 }
+
+// TestUnsignedClientsCannotFloodTheLog: every line a request can cause
+// before its signature is verified (a body that cannot be read, a
+// refusal at debug level, a panic of Config.Observer) is logged at most
+// once per logInterval, with the count of those held back; the same lines
+// for verified requests are logged each time.
+func TestUnsignedClientsCannotFloodTheLog(t *testing.T) {
+	const n = 50
+	ctx := context.Background()
+	keyless := fmt.Sprintf("t=%d,v1=%s", testNow.UnixMilli(), strings.Repeat("0", 64))
+	cases := []struct {
+		name, line string
+		level      string
+		send       func(h *Handler)
+		cfg        Config
+	}{
+		{name: "a body that cannot be read", line: "the request body could not be read", level: "INFO", send: func(h *Handler) {
+			body := &offerReader{body: []byte(`{"op":`), piece: 3, fail: errors.New("connection reset by peer")}
+			requireError(t, h.Serve(ctx, Request{Method: http.MethodPost, Signature: keyless, Body: body, ContentLength: 1 << 10}), http.StatusBadRequest, CodeInvalidBody)
+		}},
+		{name: "an unsigned request", line: "request refused", level: "DEBUG", send: func(h *Handler) {
+			requireError(t, h.Serve(ctx, Request{Method: http.MethodPost, BodyBytes: []byte(`{}`)}), http.StatusUnauthorized, CodeMissingSignature)
+		}},
+		{name: "a forged signature", line: "request refused", level: "DEBUG", send: func(h *Handler) {
+			requireError(t, h.Serve(ctx, Request{Method: http.MethodPost, Signature: keyless, BodyBytes: []byte(`{}`)}), http.StatusUnauthorized, CodeInvalidSignature)
+		}},
+		{name: "Config.Observer panics", line: "Config.Observer panicked", level: "ERROR", send: func(h *Handler) {
+			requireError(t, h.Serve(ctx, Request{Method: http.MethodGet}), http.StatusUnauthorized, CodeMissingSignature)
+		}, cfg: Config{Observer: func(context.Context, Event) { panic("the observer's bug") }}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			clock := newSettableClock()
+			cfg := c.cfg
+			cfg.Now = clock.Now
+			h, logs := newHandler(t, cfg)
+			for range n {
+				c.send(h)
+			}
+			lines := logs.find(t, c.line)
+			require.Equal(t, 1, len(lines), "%d requests with no valid signature log one line per interval", n)
+			assert.Equal(t, c.level, lines[0]["level"])
+			assert.EqualValues(t, 0, lines[0]["suppressed"])
+			clock.advance(logInterval)
+			c.send(h)
+			lines = logs.find(t, c.line)
+			require.Equal(t, 2, len(lines), "the next interval logs again")
+			assert.EqualValues(t, n-1, lines[1]["suppressed"], "it counts the lines held back")
+		})
+	}
+	t.Run("verified requests are logged each time", func(t *testing.T) {
+		h, logs := newHandler(t, Config{Tools: []*Tool{echoTool(nil)}, Observer: func(_ context.Context, ev Event) {
+			if ev.Code == CodeInvalidInput {
+				panic("the observer's bug")
+			}
+		}})
+		for i := range 3 {
+			requireError(t, h.Serve(ctx, post(toolCall("echo", fmt.Sprint("bad_", i), `{"orderId":"not a number"}`))), http.StatusBadRequest, CodeInvalidInput)
+		}
+		assert.Equal(t, 3, len(logs.find(t, "request refused")))
+		assert.Equal(t, 3, len(logs.find(t, "Config.Observer panicked")))
+	})
+}

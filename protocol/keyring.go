@@ -1,6 +1,9 @@
 package protocol
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // keyring is the set of keys in force: the keys a request verifies under
 // when it arrives, or, when there is none, the reason (answered 500). The
@@ -17,8 +20,9 @@ type keyring struct {
 	// 500 with it.
 	err *Error
 	// readErr is set when the newest read of the keys gave no usable key
-	// while keys stayed in force, from readSource at readAt; cleared by the
-	// next good read.
+	// while keys stayed in force, or dropped a key being retired that was
+	// not usable: from readSource (the key's own name when dropped) at
+	// readAt; cleared by the next good read.
 	readErr    *Error
 	readSource string
 	readAt     time.Time
@@ -55,6 +59,18 @@ func failedKeyring(err *Error, source string, now time.Time, prev *keyring) *key
 	kept := *prev
 	kept.readErr, kept.readSource, kept.readAt = err, source, now
 	return &kept
+}
+
+// retireAllBut keeps, of r's keys being retired (all but the first, the
+// current key), only those among still; r must not be in force yet.
+func (r *keyring) retireAllBut(still []Key) {
+	keys, names := r.keys[:1:1], r.names[:1:1] // new arrays: r's may be those of the keyring in force
+	for i := 1; i < len(r.keys); i++ {
+		if slices.ContainsFunc(still, func(k Key) bool { return k.st.fingerprint == r.keys[i].st.fingerprint }) {
+			keys, names = append(keys, r.keys[i]), append(names, r.names[i])
+		}
+	}
+	r.keys, r.names = keys, names
 }
 
 // keyring returns the keys in force.

@@ -38,14 +38,30 @@ type keySource struct {
 	read    func(ctx context.Context) readKeys
 }
 
-// readKeys is what one read of a keySource gave: the keys with their names
-// (the first is the current key), or the reason none is usable, with
+// readKeys is what one read of a keySource gave: the keys with their names,
+// the current one first, then those being retired; or, in err, why it gave
+// no current key, with keys holding only those being retired. detail has
 // attributes for the log (a file's path, the source's own error; never a
 // key).
 type readKeys struct {
 	keys, names []string
 	err         *Error
 	detail      []any
+	// retiring, with err, says that the read still told which keys are
+	// being retired (keys: the key files were read; false when a source
+	// failed and said nothing), so that any other is dropped all the same.
+	retiring bool
+	// dropped are the keys being retired the read could not give.
+	dropped []droppedKey
+}
+
+// droppedKey is a key being retired that a read could not give (its file
+// cannot be read, or what it holds is not a usable key): it is no longer
+// accepted, and the log and diagnostics say why.
+type droppedKey struct {
+	name   string // where it came from: "MEDIAN_KEY_PREVIOUS_FILE", "Config.KeySource key 2 of 2"
+	err    *Error
+	detail []any
 }
 
 // keySourceFor returns the source of cfg's keys that is read again while the
@@ -93,36 +109,42 @@ func readKeySource(source func(context.Context) ([]string, error)) func(context.
 // MEDIAN_KEY_PREVIOUS_FILE (the key being retired). A current-key file
 // that is missing, empty or cannot be read is missing_secret, like an
 // unset MEDIAN_KEY; a previous-key file that is missing or empty means no
-// previous key, one that cannot be read is invalid_median_key.
+// previous key, and one that cannot be read drops it (invalid_median_key,
+// logged): an operator revokes a leaked key by emptying, deleting or
+// overwriting that file, and nothing they write there keeps it in force.
 func readKeyFiles(current, previous string) func(context.Context) readKeys {
 	return func(context.Context) readKeys {
 		if current == "" {
 			return readKeys{err: errorf(CodeMissingSecret, "%s is set but %s is not: name the file that holds the key from Median's dashboard in %s", previousKeyFileEnv, keyFileEnv, keyFileEnv)}
 		}
+		got := readKeys{keys: []string{}, names: []string{}, detail: []any{"path", current}, retiring: true}
 		key, err := readKeyFile(current)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return readKeys{err: errorf(CodeMissingSecret, "%s names a file that does not exist (yet): it is read again every few seconds and its key is used once it holds one", keyFileEnv), detail: []any{"path", current}}
+			got.err = errorf(CodeMissingSecret, "%s names a file that does not exist (yet): it is read again every few seconds and its key is used once it holds one", keyFileEnv)
 		case err != nil:
-			return readKeys{err: errorf(CodeMissingSecret, "%s names a file that cannot be read; the server's log says why", keyFileEnv), detail: []any{"path", current, "error", err}}
+			got.err, got.detail = errorf(CodeMissingSecret, "%s names a file that cannot be read; the server's log says why", keyFileEnv), append(got.detail, "error", err)
 		case strings.TrimSpace(key) == "":
-			return readKeys{err: errorf(CodeMissingSecret, "%s names an empty file: write the key from Median's dashboard into it", keyFileEnv), detail: []any{"path", current}}
+			got.err = errorf(CodeMissingSecret, "%s names an empty file: write the key from Median's dashboard into it", keyFileEnv)
+		default:
+			got.keys, got.names = append(got.keys, key), append(got.names, keyFileEnv)
 		}
-		keys, names, detail := []string{key}, []string{keyFileEnv}, []any{"path", current}
 		if previous == "" {
-			return readKeys{keys: keys, names: names, detail: detail}
+			return got
 		}
 		prev, err := readKeyFile(previous)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) || err == nil && strings.TrimSpace(prev) == "":
 			// No key being retired.
 		case err != nil:
-			return readKeys{err: errorf(CodeInvalidMedianKey, "%s names a file that cannot be read; the server's log says why (remove the variable, or empty the file, when no key is being retired)", previousKeyFileEnv), detail: []any{"path", previous, "error", err}}
+			got.dropped = []droppedKey{{previousKeyFileEnv,
+				errorf(CodeInvalidMedianKey, "%s names a file that cannot be read, so no key being retired is accepted; the server's log says why (remove the variable, or empty the file, when no key is being retired)", previousKeyFileEnv),
+				[]any{"previousPath", previous, "error", err}}}
 		default:
-			keys, names = append(keys, prev), append(names, previousKeyFileEnv)
-			detail = append(detail, "previousPath", previous)
+			got.keys, got.names = append(got.keys, prev), append(got.names, previousKeyFileEnv)
+			got.detail = append(got.detail, "previousPath", previous)
 		}
-		return readKeys{keys: keys, names: names, detail: detail}
+		return got
 	}
 }
 
@@ -233,7 +255,10 @@ func (r *keyReader) read(ctx context.Context) {
 	r.apply(ctx, got)
 }
 
-// apply puts the keys of one read in force, or logs why it cannot.
+// apply puts the keys of one read in force, or logs why it cannot. A read
+// that gives no usable current key keeps the keys in force, but a key
+// being retired stays only while the read still gives it (when it says
+// which: the key files always do).
 func (r *keyReader) apply(ctx context.Context, got readKeys) {
 	h := r.h
 	if ctx.Err() != nil {
@@ -244,29 +269,42 @@ func (r *keyReader) apply(ctx context.Context, got readKeys) {
 		return
 	}
 	r.last = d
-	keys, err := []Key(nil), got.err
-	if err == nil {
-		keys, err = parseNamedKeys(got.keys, got.names)
-	}
-	prev := h.keys.Load()
-	if err != nil {
-		next := failedKeyring(err, r.src.name, h.cfg.Now(), prev)
+	p := parseRead(got)
+	prev, now := h.keys.Load(), h.cfg.Now()
+	if p.err != nil {
+		next := failedKeyring(p.err, r.src.name, now, prev)
+		if next.err == nil && p.retiring {
+			next.retireAllBut(p.keys)
+		}
 		h.keys.Store(next)
-		args := append([]any{"source", r.src.name, "code", err.Code, "error", err.Message}, got.detail...)
+		args := append([]any{"source", r.src.name, "code", p.err.Code, "error", p.err.Message}, got.detail...)
 		if next.err == nil {
-			h.cfg.Logger.ErrorContext(ctx, "median: a new read of the keys gave no usable key; the keys in force stay", args...)
+			h.cfg.Logger.ErrorContext(ctx, "median: a new read of the keys gave no usable key; the current key stays in force", append(args, "keys", fingerprintList(next.keys))...)
 		} else {
 			h.cfg.Logger.ErrorContext(ctx, "median: no usable key yet; the endpoint answers 500 until the source gives one", args...)
 		}
+		h.logDropped(ctx, p.dropped)
 		return
 	}
-	next := newKeyring(keys, got.names, prev)
+	next := newKeyring(p.keys, p.names, prev)
+	if len(p.dropped) > 0 { // diagnostics show the first
+		next.readErr, next.readSource, next.readAt = p.dropped[0].err, p.dropped[0].name, now
+	}
 	h.keys.Store(next)
+	h.logDropped(ctx, p.dropped)
 	msg := "median: new keys in force"
 	if prev == nil || prev.err != nil {
 		msg = "median: keys in force" // the first usable read: the log shows which keys the server started with
 	}
-	h.cfg.Logger.InfoContext(ctx, msg, "source", r.src.name, "keys", fingerprintList(keys))
+	h.cfg.Logger.InfoContext(ctx, msg, "source", r.src.name, "keys", fingerprintList(p.keys))
+}
+
+// logDropped logs each key being retired that a read dropped.
+func (h *Handler) logDropped(ctx context.Context, dropped []droppedKey) {
+	for _, k := range dropped {
+		args := append([]any{"source", k.name, "code", k.err.Code, "error", k.err.Message}, k.detail...)
+		h.cfg.Logger.ErrorContext(ctx, "median: a key being retired is not usable, so it is no longer accepted", args...)
+	}
 }
 
 // digestRead is a digest of what a read gave: the keys, or the failure.
@@ -285,6 +323,14 @@ func digestRead(got readKeys) [sha256.Size]byte {
 		put(got.err.Message)
 		put(fmt.Sprint(got.detail...))
 	}
+	if got.retiring {
+		put("retiring")
+	}
+	for _, k := range got.dropped {
+		put(k.name)
+		put(k.err.Message)
+		put(fmt.Sprint(k.detail...))
+	}
 	var out [sha256.Size]byte
 	d.Sum(out[:0])
 	return out
@@ -297,6 +343,44 @@ func fingerprintList(keys []Key) []string {
 		out[i] = k.st.fingerprint
 	}
 	return out
+}
+
+// parsedRead is a read of keys, parsed: the keys to put in force with
+// their names, the current one first; or, in err, why there is no usable
+// current key, with keys holding the usable keys being retired the read
+// gave (when retiring says it told them). dropped are the keys being
+// retired that are not usable.
+type parsedRead struct {
+	keys     []Key
+	names    []string
+	err      *Error
+	retiring bool
+	dropped  []droppedKey
+}
+
+// parseRead parses what a read gave: the current key must be usable; a
+// key being retired that is not is dropped, and the others kept.
+func parseRead(got readKeys) parsedRead {
+	p := parsedRead{err: got.err, retiring: got.retiring, dropped: got.dropped}
+	retiring, names := got.keys, got.names
+	if p.err == nil {
+		current, err := parseNamedKeys(got.keys[:1], got.names[:1])
+		if err != nil {
+			p.err, p.retiring = err, true // the read still told which keys are being retired
+		} else {
+			p.keys, p.names = current, got.names[:1:1]
+		}
+		retiring, names = got.keys[1:], got.names[1:]
+	}
+	for i := range retiring {
+		k, err := parseNamedKeys(retiring[i:i+1], names[i:i+1])
+		if err != nil {
+			p.dropped = append(p.dropped, droppedKey{name: names[i], err: errorf(CodeInvalidMedianKey, "%s, so it is no longer accepted", err.Message)})
+			continue
+		}
+		p.keys, p.names = append(p.keys, k[0]), append(p.names, names[i])
+	}
+	return p
 }
 
 // parseNamedKeys parses keys read from a source, naming each in its error;

@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -237,11 +238,9 @@ func TestKeyFileBadAtStart(t *testing.T) {
 		setup func(t *testing.T, current, previous string)
 		code  Code
 	}{
-		"empty":               {func(t *testing.T, c, _ string) { writeFile(t, c, "") }, CodeMissingSecret},
-		"unreadable":          {func(t *testing.T, c, _ string) { require.NoError(t, os.Mkdir(c, 0o700)) }, CodeMissingSecret},
-		"half-written":        {func(t *testing.T, c, _ string) { writeFile(t, c, testKey[:31]) }, CodeInvalidMedianKey},
-		"unusable previous":   {func(t *testing.T, c, p string) { writeFile(t, c, testKey); writeFile(t, p, "short") }, CodeInvalidMedianKey},
-		"unreadable previous": {func(t *testing.T, c, p string) { writeFile(t, c, testKey); require.NoError(t, os.Mkdir(p, 0o700)) }, CodeInvalidMedianKey},
+		"empty":        {func(t *testing.T, c, _ string) { writeFile(t, c, "") }, CodeMissingSecret},
+		"unreadable":   {func(t *testing.T, c, _ string) { require.NoError(t, os.Mkdir(c, 0o700)) }, CodeMissingSecret},
+		"half-written": {func(t *testing.T, c, _ string) { writeFile(t, c, testKey[:31]) }, CodeInvalidMedianKey},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -250,6 +249,27 @@ func TestKeyFileBadAtStart(t *testing.T) {
 			h, _, err := newFileHandler(t)
 			require.ErrorIs(t, err, c.code)
 			requireError(t, h.Serve(context.Background(), diagnosticsAt(testKey, testNow)), http.StatusInternalServerError, c.code)
+		})
+	}
+	// A previous-key file that gives no usable key drops that key from the
+	// start, as at any later read: the current key answers, and the log
+	// and diagnostics say why the other is not accepted.
+	for name, setup := range map[string]func(t *testing.T, p string){
+		"unusable previous":   func(t *testing.T, p string) { writeFile(t, p, "short") },
+		"unreadable previous": func(t *testing.T, p string) { require.NoError(t, os.Mkdir(p, 0o700)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			current, previous := keyFiles(t)
+			writeFile(t, current, testKey)
+			setup(t, previous)
+			h, log, err := newFileHandler(t)
+			require.NoError(t, err, "the current key is usable")
+			assert.True(t, accepts(h, testKey))
+			assert.Len(t, log.find(t, "a key being retired is not usable"), 1)
+			report := h.Report(context.Background())
+			require.NotNil(t, report.KeyRead)
+			assert.Equal(t, previousKeyFileEnv, report.KeyRead.Source)
+			assert.Equal(t, CodeInvalidMedianKey, report.KeyRead.Code)
 		})
 	}
 	t.Run("previous file alone", func(t *testing.T) {
@@ -291,17 +311,81 @@ func TestKeyFilePrevious(t *testing.T) {
 		testsupport.Eventually(t, "the old key is gone", func() bool { return !accepts(h, testKey) })
 		assert.True(t, accepts(h, otherKey))
 	})
-	t.Run("unusable previous keeps the keys in force", func(t *testing.T) {
-		current, previous := keyFiles(t)
-		writeFile(t, current, testKey)
-		h, log, err := newFileHandler(t)
-		require.NoError(t, err)
-		writeFile(t, previous, "short")
-		testsupport.Eventually(t, "the failed read is logged", func() bool { return len(log.find(t, "gave no usable key")) > 0 })
-		assert.Equal(t, string(CodeInvalidMedianKey), log.find(t, "gave no usable key")[0]["code"])
-		assert.Contains(t, log.find(t, "gave no usable key")[0]["error"], previousKeyFileEnv)
-		assert.True(t, accepts(h, testKey))
-	})
+}
+
+// TestKeyFilePreviousRevoked: whatever an operator writes into
+// MEDIAN_KEY_PREVIOUS_FILE to revoke the key being retired (garbage, an
+// empty file, no file, a file that cannot be read) removes that key at the
+// next read, even while the current key's file is broken too; the current
+// key stays in force, and the log and diagnostics say what happened.
+func TestKeyFilePreviousRevoked(t *testing.T) {
+	cases := []struct {
+		name   string
+		revoke func(t *testing.T, path string)
+		bad    bool // a file that gives no usable key, rather than no key: logged as an error, in diagnostics
+	}{
+		{"garbage", func(t *testing.T, p string) { writeFile(t, p, "revoked") }, true},
+		{"half-written", func(t *testing.T, p string) { writeFile(t, p, testKey[:20]) }, true},
+		{"unreadable", func(t *testing.T, p string) { require.NoError(t, os.Remove(p)); require.NoError(t, os.Mkdir(p, 0o700)) }, true},
+		{"too large", func(t *testing.T, p string) { writeFile(t, p, strings.Repeat("k", maxKeyFileBytes+1)) }, true},
+		{"empty", func(t *testing.T, p string) { writeFile(t, p, "\n") }, false},
+		{"deleted", func(t *testing.T, p string) { require.NoError(t, os.Remove(p)) }, false},
+	}
+	for _, c := range cases {
+		for _, currentBroken := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/current key file broken %v", c.name, currentBroken), func(t *testing.T) {
+				current, previous := keyFiles(t)
+				writeFile(t, current, otherKey)
+				writeFile(t, previous, testKey)
+				h, log, err := newFileHandler(t)
+				require.NoError(t, err)
+				require.True(t, accepts(h, testKey) && accepts(h, otherKey), "both keys in force during the rotation")
+
+				if currentBroken {
+					require.NoError(t, os.Remove(current))
+				}
+				c.revoke(t, previous)
+				testsupport.Eventually(t, "the revoked key is no longer accepted", func() bool { return !accepts(h, testKey) })
+				assert.True(t, accepts(h, otherKey), "the current key stays in force")
+				assert.Equal(t, []string{mustParseKey(otherKey).st.fingerprint}, fingerprints(h))
+				report := h.Report(context.Background())
+				require.Len(t, report.Keys, 1, "diagnostics list the one key in force")
+				dropped := log.find(t, "a key being retired is not usable")
+				switch {
+				case c.bad:
+					require.Len(t, dropped, 1, "the dropped key is logged")
+					assert.Equal(t, "ERROR", dropped[0]["level"])
+					assert.Equal(t, previousKeyFileEnv, dropped[0]["source"])
+					assert.Equal(t, string(CodeInvalidMedianKey), dropped[0]["code"])
+				default:
+					assert.Empty(t, dropped, "no key being retired is not an error")
+				}
+				switch {
+				case currentBroken:
+					require.NotNil(t, report.KeyRead, "diagnostics show the failed read of the current key")
+					assert.Equal(t, keyFileEnv, report.KeyRead.Source)
+					assert.Equal(t, CodeMissingSecret, report.KeyRead.Code)
+				case c.bad:
+					require.NotNil(t, report.KeyRead, "diagnostics show why the key being retired was dropped")
+					assert.Equal(t, previousKeyFileEnv, report.KeyRead.Source)
+					assert.Equal(t, CodeInvalidMedianKey, report.KeyRead.Code)
+				default:
+					assert.Nil(t, report.KeyRead)
+					assert.NotEmpty(t, log.find(t, "new keys in force"), "the log shows the keys in force")
+				}
+				requireNoKeyInLog(t, log, testKey, otherKey, testKey[:20])
+
+				// Writing the key back puts it in force again.
+				if c.name == "unreadable" {
+					require.NoError(t, os.Remove(previous))
+				}
+				writeFile(t, current, otherKey)
+				writeFile(t, previous, testKey)
+				testsupport.Eventually(t, "the key is back", func() bool { return accepts(h, testKey) })
+				assert.Nil(t, h.Report(context.Background()).KeyRead, "a good read clears it")
+			})
+		}
+	}
 }
 
 // TestKeyFileIgnoresKeyEnv: with MEDIAN_KEY_FILE set, MEDIAN_KEY does not
@@ -353,10 +437,9 @@ func TestKeySource(t *testing.T) {
 	assert.True(t, accepts(h, testKey))
 
 	for name, bad := range map[string]func(){
-		"error":       func() { src.set(errors.New("secret manager: dial tcp 10.0.0.9:443: i/o timeout")) },
-		"no key":      func() { src.set(nil) },
-		"unusable":    func() { src.set(nil, "short", testKey) },
-		"bad retired": func() { src.set(nil, otherKey, "") },
+		"error":    func() { src.set(errors.New("secret manager: dial tcp 10.0.0.9:443: i/o timeout")) },
+		"no key":   func() { src.set(nil) },
+		"unusable": func() { src.set(nil, "short", testKey) },
 		"panic": func() {
 			src.mu.Lock()
 			src.panic = true
@@ -379,6 +462,34 @@ func TestKeySource(t *testing.T) {
 			src.mu.Unlock()
 			src.set(nil, otherKey, testKey)
 			testsupport.Eventually(t, "a good read clears the failure", func() bool { return h.keyring().readErr == nil })
+		})
+	}
+	// A key being retired that the source no longer gives, or gives
+	// unusable, is dropped even when the current key is unusable too.
+	for name, drop := range map[string]func(){
+		"unusable key being retired":                func() { src.set(nil, otherKey, "") },
+		"unusable current, no key being retired":    func() { src.set(nil, "short") },
+		"unusable current and key being retired":    func() { src.set(nil, "short", "mk_short") },
+		"usable current, unusable and usable after": func() { src.set(nil, otherKey, "mk_short", testKey) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			src.set(nil, otherKey, testKey)
+			testsupport.Eventually(t, "both keys in force", func() bool { return accepts(h, testKey) && h.keyring().readErr == nil })
+			drop()
+			if name == "usable current, unusable and usable after" {
+				testsupport.Eventually(t, "the unusable key is reported", func() bool { return h.keyring().readErr != nil })
+				assert.True(t, accepts(h, testKey), "a usable key being retired stays")
+				assert.Equal(t, "Config.KeySource key 2 of 3", h.Report(context.Background()).KeyRead.Source)
+			} else {
+				testsupport.Eventually(t, "the key being retired is dropped", func() bool { return !accepts(h, testKey) })
+			}
+			assert.True(t, accepts(h, otherKey), "the current key stays in force")
+			if name == "unusable key being retired" {
+				lines := log.find(t, "a key being retired is not usable")
+				require.NotEmpty(t, lines)
+				assert.Equal(t, "Config.KeySource key 2 of 2", lines[len(lines)-1]["source"])
+				assert.Equal(t, "Config.KeySource key 2 of 2", h.Report(context.Background()).KeyRead.Source)
+			}
 		})
 	}
 	assert.NotContains(t, log.String(), `"`+testKey)
@@ -503,9 +614,11 @@ func TestKeyErrorsNameTheirSource(t *testing.T) {
 		current, previous := keyFiles(t)
 		writeFile(t, current, testKey)
 		writeFile(t, previous, "short")
-		_, _, err := newFileHandler(t)
-		require.ErrorIs(t, err, CodeInvalidMedianKey)
-		assert.Contains(t, err.Error(), "the key in MEDIAN_KEY_PREVIOUS_FILE is not usable: it has 5 characters")
+		_, log, err := newFileHandler(t)
+		require.NoError(t, err, "the key being retired is dropped, and the current one answers")
+		lines := log.find(t, "a key being retired is not usable")
+		require.Len(t, lines, 1)
+		assert.Contains(t, lines[0]["error"], "the key in MEDIAN_KEY_PREVIOUS_FILE is not usable: it has 5 characters")
 	})
 	t.Run("MEDIAN_KEY_PREVIOUS", func(t *testing.T) {
 		t.Setenv(keyFileEnv, "")

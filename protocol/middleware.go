@@ -24,7 +24,13 @@ import (
 // before next runs, as [Handler.Serve] answers it.
 //
 // next sees the call on its request's context ([CallFrom]) and reads the
-// body as Median sent it. A call next leaves unanswered (it writes
+// body as Median sent it. Only that call is authenticated: Median signs
+// the timestamp and the body, nothing else. The request next gets has no
+// query string (Median sends none: one there was added by someone else,
+// and is dropped, with any form parsed from it); its headers are as they
+// arrived, written or added by whoever handled the request on its way, so
+// never decide on them who the caller is or what it may do (see
+// "Authenticated: the call only" in the package doc). A call next leaves unanswered (it writes
 // nothing) is answered execution_failed, and that answer is kept for its
 // toolCallId, so a repeat gets it at once; a panic in next is recovered,
 // logged with its stack and answered the same way, so the first answer is
@@ -42,10 +48,26 @@ func (h *Handler) Middleware(next http.Handler) http.Handler {
 		body := callStateFrom(ctx).call.Body
 		r = r.WithContext(ctx)
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		withoutQuery(r)
 		tw := &mount.Tracker{ResponseWriter: w}
 		defer settleHTTP(ctx, tw)
 		next.ServeHTTP(tw, r)
 	})
+}
+
+// withoutQuery drops r's query string, and any form parsed from it, for
+// the handlers behind the middleware: Median signs no part of the URL. r
+// is the middleware's own copy; its URL is copied before it is changed.
+func withoutQuery(r *http.Request) {
+	if r.URL.RawQuery != "" || r.URL.ForceQuery {
+		u := *r.URL
+		u.RawQuery, u.ForceQuery = "", false
+		r.URL = &u
+		if r.RequestURI != "" { // a server's request
+			r.RequestURI = u.RequestURI()
+		}
+	}
+	r.Form, r.PostForm, r.MultipartForm = nil, nil, nil
 }
 
 // Mount registers the whole endpoint on mux at path ("/api/median"): the

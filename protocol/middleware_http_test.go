@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -252,4 +253,36 @@ func TestMiddlewareOffContractEvent(t *testing.T) {
 	assert.False(t, ev.OffContract, "a call left unanswered is answered by the Handler")
 	assert.Equal(t, CodeExecutionFailed, ev.Code)
 	assert.Equal(t, http.StatusOK, ev.Status)
+}
+
+// TestMiddlewareDropsTheQuery: Median signs no part of the URL, so next
+// gets the request without its query string, and without a form a handler
+// before the middleware parsed from it; the headers stay as they arrived.
+func TestMiddlewareDropsTheQuery(t *testing.T) {
+	h, _ := newHandler(t, Config{Tools: appTools("mine")})
+	var target, rawQuery, tenant, user string
+	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		target, rawQuery, tenant, user = r.RequestURI, r.URL.RawQuery, r.FormValue("tenant"), r.Header.Get("X-User")
+		Respond(w, r, "ok", nil)
+	})
+	parseFirst := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			require.NoError(t, r.ParseForm()) // as a handler before the middleware might
+			require.Equal(t, "other", r.Form.Get("tenant"))
+			next.ServeHTTP(w, r)
+		})
+	}
+	srv := parseFirst(h.Middleware(app))
+	for i, path := range []string{"/median?tenant=other", "/median?tenant=other&x=1#frag"} {
+		req := httpPost(path, toolCall("mine", fmt.Sprint("query_", i), `{}`))
+		req.Header.Set("X-User", "admin")
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		assert.Equal(t, `{"result":"ok"}`, rec.Body.String())
+		assert.Equal(t, "/median", target)
+		assert.Empty(t, rawQuery)
+		assert.Empty(t, tenant, "no query parameter reaches next, parsed before or not")
+		assert.Equal(t, "admin", user, "headers are not signed, and reach next as they arrived")
+		assert.True(t, strings.HasPrefix(req.URL.RawQuery, "tenant=other"), "the caller's request is left as it was")
+	}
 }

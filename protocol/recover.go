@@ -28,13 +28,14 @@ func protect[T any](h *Handler, ctx context.Context, what string, call *Call, fn
 	return fn()
 }
 
-// logPanic logs a recovered panic with its stack.
-func (h *Handler) logPanic(ctx context.Context, what string, call *Call, p any) {
+// logPanic logs a recovered panic with its stack, and extra attributes
+// when given.
+func (h *Handler) logPanic(ctx context.Context, what string, call *Call, p any, extra ...any) {
 	args := []any{"panic", fmt.Sprint(p), "stack", string(debug.Stack())}
 	if call != nil {
 		args = append(args, "tool", call.Tool, "toolCallId", call.ToolCallID)
 	}
-	h.cfg.Logger.ErrorContext(ctx, "median: "+what+" panicked", args...)
+	h.cfg.Logger.ErrorContext(ctx, "median: "+what+" panicked", append(args, extra...)...)
 }
 
 // errorText is err's message, for the log. An error from code the core

@@ -50,9 +50,12 @@ type Report struct {
 	} `json:"keys"`
 
 	// KeyRead is set while the newest read of keys that change at run
-	// time (MEDIAN_KEY_FILE, Config.KeySource) gave no usable key and the
-	// keys above stayed in force: which source, the code of what is wrong
-	// and when the read came. The log has the detail.
+	// time (MEDIAN_KEY_FILE, Config.KeySource) gave no usable current key
+	// and the keys above stayed in force, or dropped a key being retired
+	// that it could not read or use: which source (for a dropped key,
+	// where it came from: MEDIAN_KEY_PREVIOUS_FILE, "Config.KeySource key
+	// 2 of 2"), the code of what is wrong and when the read came. The log
+	// has the detail.
 	KeyRead *struct {
 		Source string    `json:"source"`
 		Code   Code      `json:"code"`

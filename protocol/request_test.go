@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -165,6 +167,70 @@ func TestBodyLimit(t *testing.T) {
 		requireError(t, resp, http.StatusRequestEntityTooLarge, CodeInvalidBody)
 		_, n := spy.reads()
 		assert.Equal(t, int64(1<<20+1), n)
+	})
+}
+
+// offerReader hands out body in pieces of at most piece bytes, then fails
+// with fail (nil: io.EOF), and records the most room a Read was offered
+// beyond the bytes already handed out: what the reader of the body had
+// reserved for it at that point.
+type offerReader struct {
+	body     []byte
+	piece    int
+	fail     error
+	given    int
+	reserved []int // given + len(p), per Read
+}
+
+func (o *offerReader) Read(p []byte) (int, error) {
+	o.reserved = append(o.reserved, o.given+len(p))
+	if o.given == len(o.body) {
+		if o.fail != nil {
+			return 0, o.fail
+		}
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), o.piece)], o.body[o.given:])
+	o.given += n
+	return n, nil
+}
+
+// TestBodyMemoryFollowsArrivedBytes: the header checks need no secret
+// (t=<now>,v1=<64 zeros> passes them), so the room reserved for a body
+// follows the bytes that arrive, not the length declared: a client that
+// declares 1 MiB and sends one byte costs a few KiB, not 1 MiB. An honest
+// body still ends in one buffer of its declared length.
+func TestBodyMemoryFollowsArrivedBytes(t *testing.T) {
+	h, _ := newHandler(t, Config{})
+	keyless := fmt.Sprintf("t=%d,v1=%s", testNow.UnixMilli(), strings.Repeat("0", 64))
+
+	t.Run("declared 1 MiB, one byte sent", func(t *testing.T) {
+		r := &offerReader{body: []byte("{"), piece: 1, fail: io.ErrUnexpectedEOF}
+		resp := h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: keyless, Body: r, ContentLength: 1 << 20})
+		requireError(t, resp, http.StatusBadRequest, CodeInvalidBody)
+		require.NotEmpty(t, r.reserved)
+		assert.LessOrEqual(t, slices.Max(r.reserved), 64<<10, "room reserved for one byte sent (per Read: %v)", r.reserved)
+	})
+	t.Run("an honest body of the limit, sent in pieces", func(t *testing.T) {
+		body := append(bytes.Repeat([]byte(" "), defaultMaxBodyBytes-20), `{"op":"diagnostics"}`...)
+		r := &offerReader{body: body, piece: 1000}
+		resp := h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: mustParseKey(testKey).Sign(testNow, body), Body: r, ContentLength: int64(len(body))})
+		requireReport(t, resp)
+		given := 0
+		for i, room := range r.reserved {
+			if !assert.LessOrEqual(t, room, max(64<<10, 2*given), "read %d: room for %d bytes after %d arrived", i, room, given) ||
+				!assert.LessOrEqual(t, room, len(body)+1, "read %d: never more than the declared length and one byte", i) {
+				break
+			}
+			given = min(given+1000, len(body))
+		}
+		assert.Equal(t, len(body)+1, slices.Max(r.reserved), "the last buffer is the declared length and one byte")
+	})
+	t.Run("a usual body is read into one buffer", func(t *testing.T) {
+		body := []byte(`{"op":"diagnostics"}`)
+		r := &offerReader{body: body, piece: len(body)}
+		requireReport(t, h.Serve(context.Background(), Request{Method: http.MethodPost, Signature: mustParseKey(testKey).Sign(testNow, body), Body: r, ContentLength: int64(len(body))}))
+		assert.Equal(t, []int{len(body) + 1, len(body) + 1}, r.reserved, "one buffer of the declared length and one byte, to see the end")
 	})
 }
 

@@ -35,6 +35,13 @@
 // manifest always come from the core. A route of your own for one method
 // on the same path takes precedence over Any, as echo documents.
 //
+// Only the call is authenticated: Median signs the timestamp and the
+// body, so trust what CallFrom returns, never the query string or a header
+// (see "Authenticated: the call only" in the protocol package). The
+// handlers after the middleware get c.Request() without its query string
+// (c.QueryParam finds nothing, even what a handler before it read) and
+// with its headers as they arrived.
+//
 // A panic in your handler is answered execution_failed the first time, by
 // the core, whatever recovery middleware (middleware.Recover) runs
 // outside; the stack goes to the Handler's logger. An error your handler
@@ -180,7 +187,11 @@ func committed(c *echo.Context) bool {
 // returns is its answer, unless it committed a response of its own first.
 var serveNext http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	ctx := contextFrom(r.Context())
+	hadQuery := ctx.c.Request().URL.RawQuery != "" // the request as it arrived; r has none
 	ctx.c.SetRequest(r)
+	if hadQuery {
+		clear(ctx.c.QueryParams()) // echo keeps what a handler before read (c.QueryParam): none of it is signed
+	}
 	if err := ctx.next(ctx.c); err != nil && !committed(ctx.c) {
 		protocol.Respond(w, r, nil, err)
 	}

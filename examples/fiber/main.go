@@ -29,10 +29,14 @@ import (
 // medianPath is where the shop answers Median.
 const medianPath = "/api/median"
 
-// bodyLimit is fiber's own body limit. It must stay above the core's limit
-// (Config.MaxBodyBytes, 1 MiB by default), so that a body over the core's
-// limit is refused by the core with the contract's JSON.
-const bodyLimit = 4 << 20
+// bodyLimit is fiber's own body limit. fasthttp reads a body up to it
+// before any route runs, so before the signature is checked: it is what a
+// client with no key can make the server hold per connection, until
+// ReadTimeout. It stays just above the core's limit (Config.MaxBodyBytes,
+// 1 MiB by default), so that a body one byte over the core's limit, sent
+// with or without a length, is refused by the core with the contract's
+// JSON (errorHandler answers a larger one).
+const bodyLimit = coreBodyLimit + 1
 
 // coreBodyLimit is the core's default body limit (Config.MaxBodyBytes).
 const coreBodyLimit = 1 << 20

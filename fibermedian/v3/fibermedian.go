@@ -48,6 +48,12 @@
 //
 // Median only sends GET and POST.
 //
+// Only the call is authenticated: Median signs the timestamp and the
+// body, so trust what CallFrom returns, never the query string or a header
+// (see "Authenticated: the call only" in the protocol package). The
+// handlers after the middleware find no query string (c.Query, c.Queries,
+// c.OriginalURL) and the headers as they arrived.
+//
 // A panic in your handlers is recovered by [Middleware], logged with its
 // stack and answered execution_failed the first time, whatever recovery
 // middleware (recover.New) runs outside. An error your handlers return is
@@ -63,12 +69,22 @@
 // c.Context()'s values. fiber never cancels c.Context(): bound slow tools
 // with [protocol.WithTimeout].
 //
-// Body size: fasthttp reads the whole body before any handler runs, up to
-// fiber.Config.BodyLimit (default 4 MiB), and answers a larger one 413 with
-// its own plain-text body. Keep BodyLimit at or above the Handler's
-// MaxBodyBytes (default 1 MiB) so that the contract's 413 invalid_body
-// answers every oversized body. With fiber.Config.StreamRequestBody the
-// body is streamed to the core, which stops reading at MaxBodyBytes.
+// What fiber reads first: fasthttp reads a request's headers and then,
+// before any handler runs (so before this adapter sees the signature
+// header), its whole body, into a buffer of the declared length or as a
+// chunked body arrives, up to fiber.Config.BodyLimit (default 4 MiB; a
+// larger body is answered 413 with fasthttp's own plain-text body). A
+// client with no key can so make the server hold up to BodyLimit per
+// connection until fiber.Config.ReadTimeout (none by default). Set
+// ReadTimeout, and BodyLimit just above the Handler's MaxBodyBytes
+// (default 1 MiB), such as MaxBodyBytes+1: a body over MaxBodyBytes, up to
+// BodyLimit, is then still the core's to refuse with the contract's 413
+// invalid_body. fiber.Config.StreamRequestBody changes the order: fasthttp
+// reads at most 8 KiB of the body first, and the core checks the signature
+// header before it reads the rest, never past MaxBodyBytes; but fiber then
+// applies BodyLimit to no route (c.Body() reads a streamed body whole), so
+// turn it on only when every route of the app bounds what it reads. Both
+// are the app's settings, which an adapter cannot choose for it.
 //
 // fasthttp reuses its buffers after a handler returns. The core reads the
 // raw body (c.Request().Body(), never decoded) into its own buffer, so a
@@ -190,6 +206,7 @@ func Middleware(h *protocol.Handler) fiber.Handler {
 			stream.CloseIfUnread(c.RequestCtx())
 			return nil
 		}
+		fasthttpio.DropQuery(c.Request())
 		if stream != nil { // the core has read the stream: give the bytes back
 			call, _ := protocol.CallFrom(callCtx)
 			c.Request().SetBody(call.Body)

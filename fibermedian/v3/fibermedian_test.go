@@ -329,3 +329,34 @@ func serve(app *fiber.App) adaptertest.Starter {
 		return app.Listener(ln, fiber.ListenConfig{DisableStartupMessage: true})
 	}, app.Shutdown)
 }
+
+// TestStreamRequestBodyLiftsBodyLimit pins what the package doc says of
+// fiber.Config.StreamRequestBody, which the adapter leaves to the app:
+// fiber's BodyLimit refuses a large body on any route without it, and
+// limits no route's c.Body() with it.
+func TestStreamRequestBodyLiftsBodyLimit(t *testing.T) {
+	const limit, size = 1 << 10, 64 << 10
+	for stream, want := range map[bool]string{false: "413 Request Entity Too Large", true: fmt.Sprint("200 ", size)} {
+		t.Run(fmt.Sprint("StreamRequestBody ", stream), func(t *testing.T) {
+			app := fiber.New(fiber.Config{BodyLimit: limit, StreamRequestBody: stream})
+			app.Post("/upload", func(c fiber.Ctx) error { return c.SendString(fmt.Sprint(len(c.Body()))) })
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			defer serve(app)(ln)()
+			conn, err := net.Dial("tcp", ln.Addr().String())
+			require.NoError(t, err)
+			written := make(chan struct{})
+			go func() { // fasthttp may answer 413 and close before it is all written
+				defer close(written)
+				_, _ = fmt.Fprintf(conn, "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", size, strings.Repeat("x", size))
+			}()
+			defer func() { conn.Close(); <-written }()
+			res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			require.NoError(t, err)
+			defer res.Body.Close()
+			got, _ := io.ReadAll(res.Body)
+			// Streamed, c.Body() read the whole body, past BodyLimit.
+			assert.Equal(t, want, fmt.Sprint(res.StatusCode, " ", string(got)))
+		})
+	}
+}

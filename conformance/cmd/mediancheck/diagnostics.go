@@ -208,7 +208,12 @@ func readKeys(r wirereport.Report, now time.Time, fp, keyEnv string) []finding {
 		out = append(out, problemf("the key in $%s (%s) is not among the keys in force, though the request verified", keyEnv, fp))
 	}
 	if k := r.KeyRead; k != nil {
-		out = append(out, problemf("the newest read of %s, at %s, gave no usable key (%s): the keys above stay in force until a read gives one; the server's log says what is wrong", k.Source, k.At, k.Code))
+		switch k.Source {
+		case "MEDIAN_KEY_FILE", "Config.KeySource": // the source of the current key
+			out = append(out, problemf("the newest read of %s, at %s, gave no usable key (%s): the keys above stay in force until a read gives one; the server's log says what is wrong", k.Source, k.At, k.Code))
+		default: // a key being retired, named by where it came from
+			out = append(out, problemf("the newest read of the keys, at %s, dropped the key being retired from %s (%s): it is no longer accepted; the server's log says what is wrong", k.At, k.Source, k.Code))
+		}
 	}
 	return out
 }

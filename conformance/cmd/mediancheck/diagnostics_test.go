@@ -155,6 +155,12 @@ func TestReadReport(t *testing.T) {
 	assert.Contains(t, text, "true tool refund: 3 of 5 call(s) were answered by the server's own handlers with a response they wrote themselves (offContract)")
 	assert.NotContains(t, text, "tool refund: 5 call(s), none failed", "a tool with off-contract answers is not also reported as fine")
 	assert.Contains(t, text, "true the newest read of MEDIAN_KEY_FILE, at 2026-12-01T13:39:58Z, gave no usable key (invalid_median_key)")
+	r.KeyRead.Source = "MEDIAN_KEY_PREVIOUS_FILE"
+	text = ""
+	for _, f := range readReport(r, "mk_5a5c87525bb5", "MEDIAN_KEY") {
+		text += fmt.Sprintln(f.problem, f.text)
+	}
+	assert.Contains(t, text, "true the newest read of the keys, at 2026-12-01T13:39:58Z, dropped the key being retired from MEDIAN_KEY_PREVIOUS_FILE (invalid_median_key): it is no longer accepted")
 
 	off := readAnswer(200, "", time.Now(), []byte(`{"error":{"code":"diagnostics_unsupported","message":"off"}}`), "mk_x", "MEDIAN_KEY")
 	require.Len(t, off, 1)

@@ -131,6 +131,7 @@ func netHTTPAnswer(answer adaptertest.Answer) http.Handler {
 		s.Call, _ = protocol.CallFrom(r.Context())
 		s.ContextCall, _ = protocol.CallFrom(r.Context())
 		s.Body, s.BodyErr = io.ReadAll(r.Body)
+		s.Target, s.Tenant, s.User = r.RequestURI, r.FormValue("tenant"), r.Header.Get("X-User")
 		result, err := answer(s)
 		if errors.Is(err, adaptertest.ErrNothing) {
 			return

@@ -98,6 +98,7 @@ func echoV5Answer(answer adaptertest.Answer) echo.HandlerFunc {
 		s.Call, _ = echomedian.CallFrom(c)
 		s.ContextCall, _ = protocol.CallFrom(c.Request().Context())
 		s.Body, s.BodyErr = io.ReadAll(c.Request().Body)
+		s.Target, s.Tenant, s.User = c.Request().RequestURI, c.QueryParam("tenant"), c.Request().Header.Get("X-User")
 		result, err := answer(s)
 		if errors.Is(err, adaptertest.ErrNothing) {
 			return nil

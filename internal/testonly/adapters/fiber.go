@@ -33,8 +33,9 @@ func FiberWith(cfg fiber.Config) adaptertest.Adapter {
 		}
 	}
 	return adaptertest.Adapter{
-		Name:         "fiber",
-		ExtraMethods: extra,
+		Name:                 "fiber",
+		ExtraMethods:         extra,
+		ReservesDeclaredBody: reservesDeclaredBody(cfg.StreamRequestBody),
 		// fiber refuses a method outside RequestMethods before routing.
 		Foreign:       "MKCOL",
 		ForeignStatus: http.StatusBadRequest,
@@ -116,6 +117,8 @@ func fiberAnswer(answer adaptertest.Answer) fiber.Handler {
 		s.Call, _ = fibermedian.CallFrom(c)
 		s.ContextCall, _ = protocol.CallFrom(c.UserContext())
 		s.Body = bytes.Clone(c.Body()) // fasthttp reuses it after the handler
+		// c.OriginalURL, c.Query and c.Get alias fasthttp's buffers too.
+		s.Target, s.Tenant, s.User = strings.Clone(c.OriginalURL()), strings.Clone(c.Query("tenant")), strings.Clone(c.Get("X-User"))
 		result, err := answer(s)
 		if errors.Is(err, adaptertest.ErrNothing) {
 			return nil
@@ -125,6 +128,16 @@ func fiberAnswer(answer adaptertest.Answer) fiber.Handler {
 		}
 		return fibermedian.Respond(c, result, err)
 	}
+}
+
+// reservesDeclaredBody is the Adapter's ReservesDeclaredBody for a fiber
+// app (v2 or v3) that streams request bodies or not.
+func reservesDeclaredBody(streams bool) string {
+	if streams {
+		return ""
+	}
+	return "fasthttp reads the whole body before any fiber handler runs, into a buffer of the declared length (up to fiber.Config.BodyLimit); " +
+		"the case runs on apps with StreamRequestBody (docs/SECURITY.md says what to set)"
 }
 
 // ServeFiber returns a Starter that serves app with fasthttp.

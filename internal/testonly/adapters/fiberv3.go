@@ -31,8 +31,9 @@ func FiberV3With(cfg fiber.Config) adaptertest.Adapter {
 		}
 	}
 	return adaptertest.Adapter{
-		Name:         "fiber v3",
-		ExtraMethods: extra,
+		Name:                 "fiber v3",
+		ExtraMethods:         extra,
+		ReservesDeclaredBody: reservesDeclaredBody(cfg.StreamRequestBody),
 		// fiber v3 answers a method outside RequestMethods 501 before routing.
 		Foreign:       "MKCOL",
 		ForeignStatus: http.StatusNotImplemented,
@@ -114,6 +115,8 @@ func fiberV3Answer(answer adaptertest.Answer) fiber.Handler {
 		s.Call, _ = fibermedian.CallFrom(c)
 		s.ContextCall, _ = protocol.CallFrom(c.Context())
 		s.Body = slices.Clone(c.Body()) // fasthttp reuses it after the handler
+		// c.OriginalURL, c.Query and c.Get alias fasthttp's buffers too.
+		s.Target, s.Tenant, s.User = strings.Clone(c.OriginalURL()), strings.Clone(c.Query("tenant")), strings.Clone(c.Get("X-User"))
 		result, err := answer(s)
 		if errors.Is(err, adaptertest.ErrNothing) {
 			return nil

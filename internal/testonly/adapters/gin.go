@@ -92,6 +92,7 @@ func ginAnswer(answer adaptertest.Answer) gin.HandlerFunc {
 		s.Call, _ = ginmedian.CallFrom(c)
 		s.ContextCall, _ = protocol.CallFrom(c.Request.Context())
 		s.Body, s.BodyErr = io.ReadAll(c.Request.Body)
+		s.Target, s.Tenant, s.User = c.Request.RequestURI, c.Query("tenant"), c.GetHeader("X-User")
 		result, err := answer(s)
 		if errors.Is(err, adaptertest.ErrNothing) {
 			return

@@ -47,6 +47,10 @@ type Seen struct {
 	ContextCall *protocol.Call // protocol.CallFrom on the request's context.Context
 	Body        []byte         // the whole request body, as the handler read it
 	BodyErr     error          // the error reading it, if any
+	// Parts of the request Median does not sign, read the framework's way:
+	Target string // the request target, path and query (net/http's RequestURI, fiber's c.OriginalURL())
+	Tenant string // the query parameter "tenant" (r.FormValue, c.Query, c.QueryParam)
+	User   string // the header X-User
 }
 
 // Answer is what the handler behind an adapter's middleware does with what
@@ -106,6 +110,11 @@ type Adapter struct {
 	// POST, PUT, PATCH, DELETE, CONNECT, OPTIONS, TRACE) that reach the
 	// Handler through Mount and get the contract's 405.
 	ExtraMethods []string
+	// ReservesDeclaredBody says why, when the framework itself reserves a
+	// request's declared body before any handler runs (fiber without
+	// StreamRequestBody): what the keyless-client case measures is then the
+	// framework's, and the case is skipped with this reason. "" runs it.
+	ReservesDeclaredBody string
 	// Foreign is a method the framework does not route to Mount's routes,
 	// and ForeignStatus the status the framework answers it with itself, as
 	// each adapter documents; "" when every method reaches the Handler.
@@ -208,6 +217,9 @@ func (c *Client) Do(t testing.TB, r Request) Reply {
 	}
 	if r.RequestID != "" {
 		req.Header.Set(RequestIDHeader, r.RequestID)
+	}
+	for k, v := range r.Header {
+		req.Header.Set(k, v)
 	}
 	res, err := c.http.Do(req)
 	require.NoError(t, err)

@@ -84,6 +84,11 @@ func MiddlewareCases() []MiddlewareCase {
 		{Case{"handler refusal is a result", Signed(http.MethodPost, ToolCall(ToolCustomRefuse, "mw_refuse", `{}`)), ok(Refusal)}, 1},
 		{Case{"handler reads the signed body", Signed(http.MethodPost, signedBody), ok(BodySeen{Body: string(signedBody)})}, 1},
 		{Case{"handler reads a chunked signed body", chunked(Signed(http.MethodPost, chunkedBody)), ok(BodySeen{Body: string(chunkedBody)})}, 1},
+		// Only the call is signed: the handler gets no query string (Median
+		// sends none), and the headers as they arrived, which it must not
+		// trust (see "Authenticated: the call only" in the protocol package).
+		{Case{"handler sees no query string, and the headers as sent", unsignedParts(Signed(http.MethodPost, ToolCall(ToolCustomRequest, "mw_request", `{}`))), ok(RequestSeen{Target: Path, User: "admin"})}, 1},
+		{Case{"trailing slash: handler sees no query string", slash(unsignedParts(Signed(http.MethodPost, ToolCall(ToolCustomRequest, "mw_request_slash", `{}`)))), ok(RequestSeen{Target: Path + "/", User: "admin"})}, 1},
 		{Case{"tool not in Config.Tools never reaches the handler", Signed(http.MethodPost, ToolCall("not_known_here", "mw_unknown", `{}`)), Want{Status: http.StatusNotFound, Code: protocol.CodeUnknownTool, Message: "not_known_here"}}, 0},
 		{Case{"tool the handler does not know is unknown_tool", Signed(http.MethodPost, ToolCall(ToolCustomUnknown, "mw_unknown_2", `{}`)), Want{Status: http.StatusNotFound, Code: protocol.CodeUnknownTool, Message: ToolCustomUnknown}}, 1},
 		{Case{"invalid input never reaches the handler", Signed(http.MethodPost, ToolCall(ToolEcho, "mw_bad", `{"text":false}`)), Want{Status: http.StatusBadRequest, Code: protocol.CodeInvalidInput}}, 0},
@@ -124,10 +129,11 @@ const (
 	ToolCustomNothing = "custom_nothing" // not answered at all (ErrNothing)
 	ToolCustomPanic   = "custom_panic"   // the handler panics
 	ToolCustomUnknown = "custom_unknown" // answered protocol.CodeUnknownTool
+	ToolCustomRequest = "custom_request" // answered with RequestSeen
 )
 
 // customTools are the tool names the kit's middleware handler answers.
-var customTools = []string{ToolCustom, ToolCustomFail, ToolCustomRefuse, ToolCustomBody, ToolCustomSilent, ToolCustomNothing, ToolCustomPanic, ToolCustomUnknown}
+var customTools = []string{ToolCustom, ToolCustomFail, ToolCustomRefuse, ToolCustomBody, ToolCustomSilent, ToolCustomNothing, ToolCustomPanic, ToolCustomUnknown, ToolCustomRequest}
 
 // AllTools are the tools the kit's handlers list in their manifest.
 var AllTools = append([]string{ToolEcho, ToolFail, ToolPanic, ToolRefuse, ToolValue}, customTools...)
@@ -239,6 +245,15 @@ type BodySeen struct {
 	Body string `json:"body"`
 }
 
+// RequestSeen is the result the kit's middleware handler answers for
+// ToolCustomRequest: the parts of the request Median does not sign, as
+// the handler found them (Seen).
+type RequestSeen struct {
+	Target string `json:"target"`
+	Tenant string `json:"tenant"`
+	User   string `json:"user"`
+}
+
 // Handled is the result the kit's middleware handler answers.
 type Handled struct {
 	Tool    string          `json:"tool"`
@@ -313,6 +328,14 @@ func Check(t testing.TB, want Want, got Reply) {
 }
 
 func withQuery(r Request, q string) Request { r.Query = q; return r }
+
+// unsignedParts adds to r what Median does not sign and a signed call must
+// not carry to the app as if it did: a query string naming another tenant
+// and a header claiming an admin.
+func unsignedParts(r Request) Request {
+	r.Query, r.Header = "tenant=other", map[string]string{"X-User": "admin"}
+	return r
+}
 
 func chunked(r Request) Request { r.Chunked = true; return r }
 

@@ -167,8 +167,9 @@ type Request struct {
 	Query     string  // without "?"
 	Signature *string // nil: no median-signature header
 	Body      []byte
-	Chunked   bool   // send the body without a length
-	RequestID string // the X-Request-Id header; "" for none
+	Chunked   bool              // send the body without a length
+	RequestID string            // the X-Request-Id header; "" for none
+	Header    map[string]string // more headers
 }
 
 // ToolCall returns a ToolCall body for tool with a verified visitor

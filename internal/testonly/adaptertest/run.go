@@ -24,9 +24,11 @@ import (
 // Run checks one adapter for what the conformance suite cannot see from
 // outside, over a real loopback connection: the EndpointCases through its
 // Mount and the methods only its framework routes (ExtraMethods, Foreign);
-// in middleware mode (Mount with a handler, behind the framework's recovery
+// what a client with no key costs (a request without a signature answered
+// before its body is read, the memory of 300 connections that declare a
+// large body and send little of it); in middleware mode (Mount with a handler, behind the framework's recovery
 // middleware), what reaches the handler (MiddlewareCases: CallFrom and
-// the signed body given back), handler chains (ChainCases) and the
+// the signed body given back, no query string), handler chains (ChainCases) and the
 // observer's event for each, replays of calls it answered, calls it left
 // unanswered or panicked on, and an unusable key; Respond without the
 // middleware; and framework values on a tool's ctx, during and
@@ -44,6 +46,9 @@ var steps = []struct {
 	run  func(t *testing.T, a Adapter)
 }{
 	{"endpoint", endpointCases},
+	{"a bad signature header is answered before the body is read", checkHeaderFirst},
+	{"keyless clients declaring 1 MiB, sending one byte", func(t *testing.T, a Adapter) { checkKeyless(t, a, 1) }},
+	{"keyless clients declaring 1 MiB, sending past fasthttp's read-ahead", func(t *testing.T, a Adapter) { checkKeyless(t, a, KeylessPastReadAhead) }},
 	{"endpoint extra methods", endpointExtraMethods},
 	{"middleware unusable key", middlewareUnusableKey},
 	{"middleware", middlewareCases},
@@ -420,6 +425,8 @@ func (r *Recorder) Answer(s Seen) (any, error) {
 		return Dispatched(call), nil
 	case ToolCustomBody:
 		return BodySeen{Body: string(s.Body)}, nil
+	case ToolCustomRequest:
+		return RequestSeen{Target: s.Target, Tenant: s.Tenant, User: s.User}, nil
 	case ToolCustomFail:
 		return nil, ErrFail
 	case ToolCustomRefuse:

@@ -12,10 +12,13 @@
 //
 //   - [Listen] binds to a loopback address only.
 //   - Every run has a random token. The page is served only at
-//     /?token=TOKEN (the URL the command prints); that visit sets it as an
-//     HttpOnly, SameSite=Strict cookie that the page's assets need, and
-//     every API call needs it again in the X-Inspector-Token header, which
-//     the page's script sends and another site cannot.
+//     /?token=TOKEN (the URL the command prints), and every API call needs
+//     it in the X-Inspector-Token header, which the page's script reads
+//     from the page's URL and sends, and another site cannot. The visit
+//     also sets an HttpOnly, SameSite=Strict cookie for the page's static
+//     assets, holding a second random value that opens nothing else: a
+//     browser sends a host's cookies to every port of it, so any other
+//     local service the browser visits may see it.
 //   - Every request's Host must be a loopback name (no DNS rebinding) and
 //     its Origin, when sent, this page's own; Sec-Fetch-Site cross-site is
 //     refused.

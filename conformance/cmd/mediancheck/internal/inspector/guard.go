@@ -7,15 +7,17 @@ import (
 	"strings"
 )
 
-// tokenCookie and tokenHeader carry the run's token after the first visit.
+// After the first visit, tokenHeader carries the run's token (the page's
+// script sends it with every API call) and tokenCookie the asset token.
 const (
 	tokenCookie = "median_inspector"
 	tokenHeader = "X-Inspector-Token"
 )
 
 // guard refuses, before anything else runs, a request with a foreign Host
-// or Origin (403) or without the run's token (401): the page at / needs it
-// in the query, the assets in the cookie, the API in the header.
+// or Origin (403) or without its token (401): the page at / needs the
+// run's token in the query, the API in the header, and the assets the
+// asset token in the cookie, which opens nothing else.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !loopbackHost(r.Host) {
@@ -30,18 +32,19 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			refuse(w, http.StatusForbidden, "cross-site requests are refused")
 			return
 		}
-		var given string
+		given, want := "", s.token
 		switch {
 		case r.URL.Path == "/":
 			given = r.URL.Query().Get("token")
 		case strings.HasPrefix(r.URL.Path, "/api/"):
 			given = r.Header.Get(tokenHeader)
 		default:
+			want = s.assetToken
 			if c, err := r.Cookie(tokenCookie); err == nil {
 				given = c.Value
 			}
 		}
-		if subtle.ConstantTimeCompare([]byte(given), []byte(s.token)) != 1 {
+		if subtle.ConstantTimeCompare([]byte(given), []byte(want)) != 1 {
 			refuse(w, http.StatusUnauthorized, "missing or wrong token: open the URL mediancheck inspect printed")
 			return
 		}

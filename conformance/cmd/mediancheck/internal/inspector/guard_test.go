@@ -72,7 +72,8 @@ func TestRefusals(t *testing.T) {
 }
 
 // TestTheTokenOpensThePage: the right token in the query serves the page
-// and sets the HttpOnly, SameSite=Strict cookie its assets need; the page,
+// and sets the HttpOnly, SameSite=Strict cookie its assets need (holding
+// another value than the token: TestTheAssetCookieIsNoCredential); the page,
 // its assets and the API's answers never carry the key.
 func TestTheTokenOpensThePage(t *testing.T) {
 	up := startCatalog(t)
@@ -87,7 +88,7 @@ func TestTheTokenOpensThePage(t *testing.T) {
 		t.Fatalf("status %d: %.200s", resp.StatusCode, page)
 	}
 	cookies := resp.Cookies()
-	if len(cookies) != 1 || cookies[0].Value != p.s.Token() || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode {
+	if len(cookies) != 1 || cookies[0].Value == "" || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode || cookies[0].Path != "/assets/" {
 		t.Fatalf("cookies %+v", cookies)
 	}
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
@@ -118,6 +119,58 @@ func TestTheTokenOpensThePage(t *testing.T) {
 	}
 	if strings.Contains(seen, testKey) || strings.Contains(seen, strings.TrimPrefix(testKey, "mk_test_")) {
 		t.Fatal("the key reached the browser")
+	}
+}
+
+// TestTheAssetCookieIsNoCredential: a browser sends a host's cookies to
+// every port of it, so another local service the browser visits receives
+// the asset cookie. Its value opens the page's static assets and nothing
+// else: not the API (in the header or as the cookie), not the page.
+func TestTheAssetCookieIsNoCredential(t *testing.T) {
+	up := startCatalog(t)
+	p := startInspector(t, up.URL, 0)
+	resp, err := http.Get(p.URL + "/?token=" + p.s.Token())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cookies := resp.Cookies()
+	if len(cookies) != 1 {
+		t.Fatalf("cookies %+v", cookies)
+	}
+	leaked := cookies[0].Value
+	if leaked == p.s.Token() {
+		t.Fatal("the asset cookie holds the run's token")
+	}
+	call := `{"tool":"lookup_order","input":"{\"orderId\":\"A-1001\"}"}`
+	for _, c := range []struct {
+		name, method, path, body string
+		header                   map[string]string
+		status                   int
+	}{
+		{"the asset, with the cookie", "GET", "/assets/app.js", "", map[string]string{"Cookie": tokenCookie + "=" + leaked}, 200},
+		{"an API call with the cookie's value as its token", "POST", "/api/call", call, map[string]string{tokenHeader: leaked}, 401},
+		{"an API call with the cookie", "POST", "/api/call", call, map[string]string{"Cookie": tokenCookie + "=" + leaked}, 401},
+		{"the manifest with the cookie's value as its token", "GET", "/api/tools", "", map[string]string{tokenHeader: leaked}, 401},
+		{"the page with the cookie's value as its token", "GET", "/?token=" + leaked, "", nil, 401},
+		{"the asset with the run's token as the cookie", "GET", "/assets/app.js", "", map[string]string{"Cookie": tokenCookie + "=" + p.s.Token()}, 401},
+	} {
+		req, _ := http.NewRequest(c.method, p.URL+c.path, strings.NewReader(c.body))
+		for k, v := range c.header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("%s: status %d, want %d: %.200s", c.name, resp.StatusCode, c.status, body)
+		}
+	}
+	if n := up.hits.Load(); n != 0 {
+		t.Fatalf("the endpoint received %d request(s)", n)
 	}
 }
 

@@ -31,7 +31,12 @@ type Config struct {
 type Server struct {
 	cfg    Config
 	client *wire.Client
-	token  string
+	token  string // the run's token: the page's URL and every API call carry it
+	// assetToken is the asset cookie's value, apart from token: a browser
+	// sends a cookie to every port of its host, so any other local
+	// service the browser visits receives it, and it must open nothing
+	// but the page's static assets.
+	assetToken string
 
 	mu      sync.Mutex
 	history []*entry       // this run's calls, oldest first
@@ -51,16 +56,20 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the key is not usable: %w", err)
 	}
-	b := make([]byte, 24)
-	if _, err := rand.Read(b); err != nil {
-		return nil, err
-	}
 	return &Server{
-		cfg:    cfg,
-		client: &wire.Client{URL: cfg.URL, Key: key, HTTP: cfg.HTTP, Timeout: cfg.Timeout},
-		token:  hex.EncodeToString(b),
-		bodies: map[int][]byte{},
+		cfg:        cfg,
+		client:     &wire.Client{URL: cfg.URL, Key: key, HTTP: cfg.HTTP, Timeout: cfg.Timeout},
+		token:      randomToken(),
+		assetToken: randomToken(),
+		bodies:     map[int][]byte{},
 	}, nil
+}
+
+// randomToken returns 24 random bytes in hex.
+func randomToken() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b) // crypto/rand.Read never returns an error (and crashes the program instead)
+	return hex.EncodeToString(b)
 }
 
 // Token is this run's token.
@@ -79,7 +88,7 @@ func (s *Server) Handler() http.Handler {
 	files := http.FileServerFS(static)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: s.assetToken, Path: "/assets/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		page, _ := assets.ReadFile("assets/index.html")
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write(page)
