@@ -419,3 +419,18 @@ func TestInWords(t *testing.T) {
 		assert.Equal(t, want, ratelimit.InWords(d), "%s", d)
 	}
 }
+
+// TestReportCountsRateLimitedApart: the diagnostics report counts the
+// calls a limit refused in the tool's rateLimited, apart from the tool's
+// own refusals (docs/PROTOCOL.md §10), and a replayed refusal with them.
+func TestReportCountsRateLimitedApart(t *testing.T) {
+	e := newEndpoint(t, mustNew(t, ratelimit.Config{Limit: ratelimit.Limit{Calls: 1, Per: time.Minute}}))
+	e.call(t, "lookup_order", "call_a", ada)
+	e.call(t, "lookup_order", "call_b", ada)
+	e.call(t, "lookup_order", "call_b", ada) // the refusal, replayed
+	got := e.h.Report(context.Background()).Tools["lookup_order"]
+	assert.Equal(t, int64(3), got.Calls)
+	assert.Equal(t, int64(1), got.Results)
+	assert.Equal(t, int64(2), got.RateLimited)
+	assert.Zero(t, got.Refusals, "a limit's refusals are not the tool's")
+}
