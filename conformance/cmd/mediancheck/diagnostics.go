@@ -19,7 +19,8 @@ import (
 // runDiagnostics asks the endpoint for its diagnostics report
 // (docs/PROTOCOL.md §10), prints it, and reads it for a person: the clock,
 // keys no longer used, refusals, the store, failing tools. It exits 0 when
-// the report shows nothing wrong, 1 when it does or could not be read.
+// the report shows nothing wrong, 1 when it does or the answer could not be
+// read, 2 on a usage error or when no answer came (as call and manifest do).
 func runDiagnostics(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs, ep := newFlagSet("mediancheck diagnostics", stderr, 10*time.Second, "bound the request")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -40,7 +41,7 @@ func runDiagnostics(args []string, stdout, stderr io.Writer, getenv func(string)
 		return exitUsage
 	case x.Status == 0:
 		fmt.Fprintf(stderr, "mediancheck diagnostics: the endpoint did not answer: %v\n", x.Err)
-		return exitFailed
+		return exitUsage
 	case x.Err != nil:
 		fmt.Fprintf(stderr, "mediancheck diagnostics: %v\n", x.Err)
 		return exitFailed
