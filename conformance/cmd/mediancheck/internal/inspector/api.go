@@ -123,10 +123,11 @@ func (s *Server) serveDiagnostics(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, s.record(e, nil))
 }
 
-// serveHistory lists this run's entries, oldest first.
+// serveHistory lists this run's entries, oldest first: [] before the
+// first, never null.
 func (s *Server) serveHistory(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	list := append([]*entry(nil), s.history...)
+	list := append([]*entry{}, s.history...)
 	s.mu.Unlock()
 	writeJSON(w, map[string]any{"entries": list})
 }
