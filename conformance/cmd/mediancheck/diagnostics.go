@@ -173,7 +173,7 @@ func readKeys(r wirereport.Report, now time.Time, fp, keyEnv string) []finding {
 	for i, k := range r.Keys {
 		which := fmt.Sprintf("key %d of %d (%s)", i+1, len(r.Keys), k.Fingerprint)
 		if k.Fingerprint == fp {
-			which += ", the one in $" + keyEnv
+			which += ", the one in $" + keyEnv + ","
 			signing = true
 		}
 		last, err := time.Parse(time.RFC3339, k.LastVerified)
@@ -185,7 +185,7 @@ func readKeys(r wirereport.Report, now time.Time, fp, keyEnv string) []finding {
 		case err == nil && !now.IsZero() && now.Sub(last) > stale:
 			out = append(out, problemf("%s last verified a request %s ago: Median seems to have stopped using it; if it is the retired key, remove it", which, now.Sub(last).Round(time.Minute)))
 		default:
-			out = append(out, okf("%s, verified %d request(s), the last at %s", which, k.Verified, k.LastVerified))
+			out = append(out, okf("%s verified %d request(s), the last at %s", which, k.Verified, k.LastVerified))
 		}
 	}
 	if !signing && len(r.Keys) > 0 {

@@ -142,7 +142,7 @@ func TestDiagnosticsOfAHealthyExample(t *testing.T) {
 	require.Equal(t, exitOK, code, "%s%s", out, errOut)
 	assert.Regexp(t, `ok  median-go \(devel\) \(go[0-9.]+\), up \ds`, out)
 	assert.Regexp(t, `ok  clocks agree: this machine's clock (is \d+ milliseconds? (behind|ahead of)|and) the server's( agree)? \(clock.skewMs -?\d+\)`, out)
-	assert.Regexp(t, `ok  key 1 of 1 \(mk_[0-9a-f]{12}\), the one in \$MEDIAN_KEY has verified no request of Median's since the server started \(checks are not counted\): Median has not called yet`, out)
+	assert.Regexp(t, `ok  key 1 of 1 \(mk_[0-9a-f]{12}\), the one in \$MEDIAN_KEY, has verified no request of Median's since the server started \(checks are not counted\): Median has not called yet`, out)
 	assert.Contains(t, out, "has not been fetched by a signed GET since the server started")
 	assert.Contains(t, out, "nothing wrong found")
 	assert.NotContains(t, out, "!!")
