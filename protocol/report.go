@@ -102,8 +102,9 @@ type Report struct {
 	} `json:"manifest"`
 
 	// Tools has one entry per registered tool: its calls by outcome
-	// (Refusals include the risk floor's; RateLimited counts the calls a
-	// rate limit refused, §9.1, apart), the 50th and 99th percentiles of
+	// (Refusals include the risk floor's and rate limits'; RateLimited is
+	// how many of them a rate limit answered, §9.1, so the tool's own are
+	// Refusals - RateLimited), the 50th and 99th percentiles of
 	// its recent calls' durations, and its last execution_failed or
 	// invalid_input answer, as the agent got it. OffContract counts the
 	// calls the app's own handlers answered outside the contract (see

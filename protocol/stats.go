@@ -268,8 +268,8 @@ func (s *stats) manifestServed(now time.Time) {
 
 // rateLimitedReason is the reason of a rate limit's refusal (§9.1,
 // ratelimit.Reason; TestReportCountsRateLimitedApart holds the two
-// together): the report counts those calls apart from the tool's own
-// refusals.
+// together): the report counts those refusals again in rateLimited, so
+// that they read apart from the tool's own.
 const rateLimitedReason = "rate_limited"
 
 // answer counts one answer of a registered tool on stripe: its outcome,
@@ -282,10 +282,11 @@ func (t *toolStats) answer(stripe int, resp Response, start time.Time, d time.Du
 	s := &t.stripes[stripe]
 	s.calls.Add(1)
 	switch {
-	case resp.code == "" && resp.refusal == rateLimitedReason:
-		s.rateLimited.Add(1)
 	case resp.code == "" && resp.refusal != "":
 		s.refusals.Add(1)
+		if resp.refusal == rateLimitedReason {
+			s.rateLimited.Add(1)
+		}
 	case resp.code == "":
 		s.results.Add(1)
 	case resp.offContract:

@@ -17,8 +17,8 @@
 // 429, which the agent reads only as a tool that does not answer. The
 // observer sees the refusal's reason (protocol.Event.Refusal, the
 // median.refusal.reason attribute of otelmedian) and the diagnostics
-// report counts it in the tool's rateLimited, apart from the tool's own
-// refusals.
+// report counts it among the tool's refusals and again in its
+// rateLimited, so that it reads apart from the tool's own refusals.
 //
 // Interceptors run after the replay store's claim, so a repeated
 // toolCallId is answered from the store and never counted: a limit counts

@@ -421,8 +421,9 @@ func TestInWords(t *testing.T) {
 }
 
 // TestReportCountsRateLimitedApart: the diagnostics report counts the
-// calls a limit refused in the tool's rateLimited, apart from the tool's
-// own refusals (docs/PROTOCOL.md §10), and a replayed refusal with them.
+// calls a limit refused among the tool's refusals (docs/PROTOCOL.md §10)
+// and again in its rateLimited, so that they read apart from the tool's
+// own; a replayed refusal with them.
 func TestReportCountsRateLimitedApart(t *testing.T) {
 	e := newEndpoint(t, mustNew(t, ratelimit.Config{Limit: ratelimit.Limit{Calls: 1, Per: time.Minute}}))
 	e.call(t, "lookup_order", "call_a", ada)
@@ -431,6 +432,6 @@ func TestReportCountsRateLimitedApart(t *testing.T) {
 	got := e.h.Report(context.Background()).Tools["lookup_order"]
 	assert.Equal(t, int64(3), got.Calls)
 	assert.Equal(t, int64(1), got.Results)
-	assert.Equal(t, int64(2), got.RateLimited)
-	assert.Zero(t, got.Refusals, "a limit's refusals are not the tool's")
+	assert.Equal(t, int64(2), got.Refusals, "refusals, as §10 counts them")
+	assert.Equal(t, int64(2), got.RateLimited, "of which a limit's, apart from the tool's own")
 }
