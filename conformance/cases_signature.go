@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/median-go/median/protocol"
@@ -238,7 +240,7 @@ func withKey(key string, code protocol.Code) func(s *session) finding {
 		if s.t.BuildWithKey == nil {
 			return skip("needs Target.BuildWithKey, a function that builds your endpoint with a given key (conformance.HandlerBuilder(NewRouter) fits a constructor NewRouter(key) (http.Handler, error))")
 		}
-		do, err := buildSafely(s.t.BuildWithKey, key)
+		do, err := buildApart(s.t.BuildWithKey, key)
 		named := err != nil && namesCode(err, code)
 		switch {
 		case err != nil && !named && do == nil:
@@ -261,8 +263,36 @@ func withKey(key string, code protocol.Code) func(s *session) finding {
 		if o.status == statusFail && named {
 			o.message = "the constructor reported " + string(code) + ", but the endpoint it returned anyway does not refuse: " + o.message
 		}
+		if o.status == statusFail {
+			o.message += fmt.Sprintf(" (the request went to Target.URL, %s, through the request function BuildWithKey returned: that URL must be the endpoint's mount path in the app it builds)", s.t.URL)
+		}
 		return o
 	}
+}
+
+// keyEnv are the environment variables an app reads its Median keys from
+// when its code gives none (docs/PROTOCOL.md §1.2): MEDIAN_KEY and the
+// others the core reads (protocol.Config.Keys).
+var keyEnv = []string{"MEDIAN_KEY", "MEDIAN_KEY_PREVIOUS", "MEDIAN_KEY_FILE", "MEDIAN_KEY_PREVIOUS_FILE"}
+
+// envMu serializes the builds that unset keyEnv.
+var envMu sync.Mutex
+
+// buildApart calls build with keyEnv unset, so that a constructor which
+// falls back to the environment when given no key, as production code
+// should, builds with the key the case gives it and not with the one
+// exported in the shell that runs the tests; the variables are set back
+// when it returns.
+func buildApart(build func(string) (func(*http.Request) (*http.Response, error), error), key string) (func(*http.Request) (*http.Response, error), error) {
+	envMu.Lock()
+	defer envMu.Unlock()
+	for _, name := range keyEnv {
+		if v, ok := os.LookupEnv(name); ok {
+			_ = os.Unsetenv(name)
+			defer os.Setenv(name, v)
+		}
+	}
+	return buildSafely(build, key)
 }
 
 // buildSafely calls build, turning a panic into an error that names no code.

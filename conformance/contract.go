@@ -15,6 +15,10 @@ const (
 	signatureHeader = "median-signature"
 	// window is how far a signature's t may be from the server's clock (§1.1).
 	window = 5 * time.Minute
+	// checkHeader marks a request as a check's, and checkTokenHeader
+	// carries the token its answer gives (§10, "Checks are not traffic").
+	checkHeader      = "median-check"
+	checkTokenHeader = "median-check-token"
 )
 
 // codeStatuses is the table of §1 to §4 and §7: each code of the contract

@@ -117,16 +117,28 @@ func TestDiagnosticsCasesFailBrokenReports(t *testing.T) {
 				}
 			})
 		}, "diagnostics/key-fingerprint", "not the fingerprint of the key the suite signs with"},
-		{"refusals not counted", func(next http.Handler) http.Handler {
-			return editReport(next, func(r map[string]any) { r["refused"] = map[string]any{} })
-		}, "diagnostics/refusals-counted", "refused.stale_timestamp went from count 0 to 0"},
-		{"stale skew with the wrong sign", func(next http.Handler) http.Handler {
+		{"no checks section", func(next http.Handler) http.Handler {
+			return editReport(next, func(r map[string]any) { delete(r, "checks") })
+		}, "diagnostics/checks-apart", "the report's checks section is absent"},
+		{"a check's refusal not counted apart", func(next http.Handler) http.Handler {
 			return editReport(next, func(r map[string]any) {
-				if st, ok := r["refused"].(map[string]any)["stale_timestamp"].(map[string]any); ok {
-					st["maxSkewMs"] = -st["maxSkewMs"].(float64)
+				if c, ok := r["checks"].(map[string]any); ok {
+					delete(c, "refused")
 				}
 			})
-		}, "diagnostics/refusals-counted", "positive for a t in the past"},
+		}, "diagnostics/checks-apart", "checks.refused.stale_timestamp went from 0 to 0"},
+		{"a check's refusal counted as the deployment's too", func(next http.Handler) http.Handler {
+			n := 0.0
+			return editReport(next, func(r map[string]any) {
+				n++
+				r["refused"] = map[string]any{"stale_timestamp": map[string]any{"count": n, "last": "2026-01-01T00:00:00Z"}}
+			})
+		}, "diagnostics/checks-apart", "was counted as the deployment's"},
+		{"no check token", func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				next.ServeHTTP(dropHeader{w, "Median-Check-Token"}, r)
+			})
+		}, "diagnostics/checks-apart", "the endpoint gave no check token"},
 		{"a visitor's email in the report", rememberVisitor, "diagnostics/private", "which the suite sent in a call's input, visitor or as the key"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,4 +190,15 @@ func TestDiagnosticsCasesServerClockBehind(t *testing.T) {
 	for _, res := range rep.Verdicts {
 		assert.Equal(t, "pass", res.Status, "%s", res)
 	}
+}
+
+// dropHeader is a ResponseWriter that drops one header from the answer.
+type dropHeader struct {
+	http.ResponseWriter
+	name string
+}
+
+func (d dropHeader) WriteHeader(status int) {
+	d.Header().Del(d.name)
+	d.ResponseWriter.WriteHeader(status)
 }

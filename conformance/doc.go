@@ -62,7 +62,15 @@
 // The key cases need the endpoint built with a bad key: give
 // Target.BuildWithKey, where [HandlerBuilder] fits an app constructor
 // written the usual way (NewRouter(key) (*gin.Engine, error), nil and an
-// error naming the key problem when the key is not usable).
+// error naming the key problem when the key is not usable). Their requests
+// go to Target.URL, through the request function BuildWithKey returns, so
+// that URL must be the mount path in the app it builds too. BuildWithKey
+// runs with the key variables (MEDIAN_KEY, MEDIAN_KEY_FILE and their
+// _PREVIOUS pairs) unset, so a constructor that falls back to the
+// environment when given no key builds with the case's key whatever the
+// shell exports. For an app that is not an http.Handler (a serverless
+// function, Hertz, go-zero), give a Target whose Do serves the request
+// with the app itself: see the Target example.
 //
 // Each key case builds your endpoint with a missing or unusable key, and a
 // protocol.Handler logs such a key once at ERROR when it is built
@@ -83,7 +91,13 @@
 // User-Agent: median-go-conformance/<version> (Target.UserAgent), so the
 // suite's calls are recognisable in your server's log: the warnings a run
 // provokes (a risk-floor refusal, a bad signature) are the suite's, not an
-// incident.
+// incident. Every one also proves it is a check's (docs/PROTOCOL.md §10,
+// "Checks are not traffic"): a request signed with Target.Key carries its
+// mark ([protocol.Key.CheckMark]) in the median-check header, and every
+// other one, the deliberately unsigned, stale and badly signed probes
+// included, the check token an earlier answer gave. The endpoint's
+// diagnostics report then counts the run in its checks section, and its
+// own readings show nothing of it.
 //
 // Beyond what each case checks, every answer of every case is searched for
 // the MAC the server computed for its request (the suite knows the key):

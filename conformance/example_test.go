@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -140,4 +141,102 @@ func ExampleTarget() {
 	report, err := conformance.Check(context.Background(), target, conformance.Options{})
 	fmt.Println(err, report.Err())
 	// Output: <nil> <nil>
+}
+
+// event and reply stand for the request and response types of a platform
+// whose app is not an http.Handler: a serverless function's event
+// (aws-lambda-go's APIGatewayProxyRequest), a Hertz or go-zero context.
+type event struct {
+	Method  string
+	Headers map[string]string // lower-case names
+	Body    string
+}
+
+type reply struct {
+	Status  int
+	Headers map[string]string
+	Body    string
+}
+
+// newFunction is such an app's constructor: its handler hands each event
+// to the core with Handler.Serve and turns the answer into a reply.
+func newFunction(key string) (func(context.Context, event) reply, error) {
+	h, err := protocol.New(protocol.Config{Keys: []string{key}, Tools: []*protocol.Tool{echoTool()}, Logger: slog.New(slog.DiscardHandler)})
+	if h == nil {
+		return nil, err
+	}
+	return func(ctx context.Context, e event) reply {
+		resp := h.Serve(ctx, protocol.Request{Method: e.Method, Signature: e.Headers["median-signature"], Check: e.Headers["median-check"],
+			BodyBytes: []byte(e.Body), ContentLength: int64(len(e.Body))})
+		headers := map[string]string{"Content-Type": "application/json"}
+		if resp.Allow != "" {
+			headers["Allow"] = resp.Allow
+		}
+		if resp.CheckToken != "" {
+			headers["Median-Check-Token"] = resp.CheckToken
+		}
+		return reply{Status: resp.Status, Headers: headers, Body: string(resp.Body)}
+	}, err // the key's error with the Handler that answers 500, as protocol.New returns them
+}
+
+// serve is a Target's Do for such an app: it turns the suite's request
+// into the app's event, and the app's reply into the response.
+func serve(fn func(context.Context, event) reply) func(*http.Request) (*http.Response, error) {
+	return func(r *http.Request) (*http.Response, error) {
+		e := event{Method: r.Method, Headers: map[string]string{}}
+		for name := range r.Header {
+			e.Headers[strings.ToLower(name)] = r.Header.Get(name)
+		}
+		if r.Body != nil {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				return nil, err
+			}
+			e.Body = string(body)
+		}
+		out := fn(r.Context(), e)
+		resp := &http.Response{StatusCode: out.Status, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(out.Body)), Request: r}
+		for name, value := range out.Headers {
+			resp.Header.Set(name, value)
+		}
+		return resp, nil
+	}
+}
+
+// The suite against an app that is not an http.Handler: a Target whose Do
+// serves each request with the app itself, here a serverless function.
+// Every case's requests, the key cases' too, go to Target.URL through the
+// function Do (or BuildWithKey) returns, so URL names the endpoint as the
+// app routes it; here the function is the endpoint, whatever the path.
+func ExampleTarget_notAHandler() {
+	const key = "mk_test_0123456789abcdef0123456789abcdef"
+	fn, err := newFunction(key)
+	if err != nil {
+		panic(err)
+	}
+	target := conformance.Target{Do: serve(fn), URL: "https://fn.example.test/median", Key: key, Replay: true}
+	target.BuildWithKey = func(key string) (func(*http.Request) (*http.Response, error), error) {
+		fn, err := newFunction(key)
+		if fn == nil {
+			return nil, err
+		}
+		return serve(fn), err
+	}
+	target.Tools = []conformance.ToolSample{{Tool: "echo", Input: message{Message: "hello"}}}
+	report, err := conformance.Check(context.Background(), target, conformance.Options{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("failed:", report.Err())
+	for _, v := range report.Verdicts {
+		if v.Group == "key" || v.ID == "execution/result" {
+			fmt.Println(v.ID, v.Status)
+		}
+	}
+	// Output:
+	// failed: <nil>
+	// key/missing pass
+	// key/too-short pass
+	// key/not-visible-ascii pass
+	// execution/result pass
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -171,4 +173,52 @@ func TestBuildWithKeyForAnAppThatIsNotAHandler(t *testing.T) {
 	for _, res := range report.Verdicts {
 		assert.Equal(t, "pass", res.Status, "%s: %s", res.ID, res.Message)
 	}
+}
+
+// TestKeyCasesStandApartFromTheShell: with MEDIAN_KEY and MEDIAN_KEY_FILE
+// exported in the shell that runs the tests, the key cases still pass
+// against a constructor that falls back to the environment when given no
+// key, as production code does; the variables are set back afterwards.
+func TestKeyCasesStandApartFromTheShell(t *testing.T) {
+	const otherKey = "mk_shell_0123456789abcdefghijklmnopqrstuv" // the shell's, not the suite's
+	file := filepath.Join(t.TempDir(), "key")
+	require.NoError(t, os.WriteFile(file, []byte(otherKey), 0o600))
+	t.Setenv("MEDIAN_KEY", otherKey)
+	t.Setenv("MEDIAN_KEY_FILE", file)
+	newRouter := func(key string) (*protocol.Handler, error) {
+		cfg := protocol.Config{Tools: fixture.Tools(), Logger: quiet}
+		if key != "" {
+			cfg.Keys = []string{key}
+		} // else: the environment's, as in production
+		return protocol.New(cfg)
+	}
+	target := fixtureTarget(t, mux(newHandler(t, testKey, nil)))
+	target.BuildWithKey = conformance.HandlerBuilder(func(key string) (http.Handler, error) {
+		h, err := newRouter(key)
+		if h != nil {
+			t.Cleanup(func() { _ = h.Close() })
+			return mux(h), err
+		}
+		return nil, err
+	})
+	for id, r := range keyCases(t, target) {
+		assert.Equal(t, "pass", r.Status, "%s: %s", id, r)
+	}
+	assert.Equal(t, otherKey, os.Getenv("MEDIAN_KEY"), "set back")
+	assert.Equal(t, file, os.Getenv("MEDIAN_KEY_FILE"), "set back")
+}
+
+// TestKeyCaseSaysWhereItsRequestWent: a BuildWithKey app mounted where
+// Target.URL does not point fails the case with the URL in the message.
+func TestKeyCaseSaysWhereItsRequestWent(t *testing.T) {
+	target := fixtureTarget(t, mux(newHandler(t, testKey, nil)))
+	target.BuildWithKey = func(key string) (func(*http.Request) (*http.Response, error), error) {
+		h, err := protocol.New(protocol.Config{Keys: []string{key}, Tools: fixture.Tools(), Logger: quiet})
+		m := http.NewServeMux()
+		m.Handle("/elsewhere/median", h)
+		return inProcess(m), err
+	}
+	r := keyCases(t, target)["key/missing"]
+	require.Equal(t, "fail", r.Status, "%s", r)
+	assert.Contains(t, r.Message, "the request went to Target.URL, "+target.URL+", through the request function BuildWithKey returned")
 }

@@ -17,6 +17,7 @@ type roundTrip struct {
 	url       string
 	signature string // "" when the header was not sent
 	sendSig   bool   // send the header even when empty
+	check     string // the median-check header sent: the request's mark or the session's check token
 	body      []byte
 	chunked   bool   // send the body without a Content-Length
 	curlBody  string // shell text producing the body, for bodies too big to show
@@ -40,6 +41,9 @@ func (x *roundTrip) curl() string {
 	b.WriteString(" " + shellQuote(x.url))
 	if x.signature != "" || x.sendSig {
 		b.WriteString(" -H " + shellQuote(signatureHeader+": "+x.signature))
+	}
+	if x.check != "" {
+		b.WriteString(" -H " + shellQuote(checkHeader+": "+x.check))
 	}
 	if x.body != nil {
 		b.WriteString(" -H 'Content-Type: application/json'")

@@ -44,11 +44,15 @@ func (s *session) sendWith(do func(*http.Request) (*http.Response, error), x *ro
 	if x.signature != "" || x.sendSig {
 		req.Header[http.CanonicalHeaderKey(signatureHeader)] = []string{x.signature}
 	}
+	if x.check = s.checkHeader(x); x.check != "" {
+		req.Header.Set(checkHeader, x.check)
+	}
 	if x.chunked {
 		req.ContentLength = -1
 		req.Body = struct{ readCloser }{readCloser{req.Body}}
 	}
 	x.read(s.doSafely(do, req))
+	s.checks.keep(x.header)
 	if x.mac = s.signer.serverMAC(x.signature, x.body); carriesMAC(x, x.mac) {
 		s.noteLeak(x)
 	}

@@ -15,6 +15,7 @@ type session struct {
 	t       Target
 	timeout time.Duration
 	signer  signer // Target.Key, parsed once
+	checks  checkTokens
 
 	leakMu sync.Mutex
 	leak   *roundTrip // the first answer of the running case that carried its request's MAC

@@ -62,8 +62,16 @@ type Target struct {
 
 	// BuildWithKey, when set, builds a fresh copy of the endpoint configured
 	// with key ("" or an unusable key) and returns its request function. The
-	// key cases (docs/PROTOCOL.md §1.2) use it. An app constructor written
-	// the usual way fits through [HandlerBuilder]:
+	// key cases (docs/PROTOCOL.md §1.2) use it. Their requests go to URL,
+	// through the request function it returns, as every case's do: URL
+	// must be the endpoint's mount path in the app it builds too. It is
+	// called with MEDIAN_KEY, MEDIAN_KEY_PREVIOUS, MEDIAN_KEY_FILE and
+	// MEDIAN_KEY_PREVIOUS_FILE unset (set back when it returns), so a
+	// constructor that falls back to the environment when given no key,
+	// as production code should, builds with the key the case gives it,
+	// whatever the shell running the tests exports; a test running in
+	// parallel that reads those variables meanwhile sees them unset. An
+	// app constructor written the usual way fits through [HandlerBuilder]:
 	//
 	//	target.BuildWithKey = conformance.HandlerBuilder(NewRouter) // func(key string) (*gin.Engine, error)
 	//

@@ -14,11 +14,15 @@ import (
 
 // Request is what an adapter for a framework not built on net/http (such
 // as fasthttp) passes to [Handler.Serve] and [Handler.Verify]: the method,
-// the median-signature header and the body. The body is read only after the
-// header checks pass, and never past the size limit.
+// the median-signature and Median-Check headers and the body. The body is
+// read only after the header checks pass, and never past the size limit.
 type Request struct {
 	Method    string // the HTTP method, e.g. "POST"
 	Signature string // the median-signature header, "" when absent
+	// Check is the Median-Check header, "" when absent: a check's mark or
+	// token, which counts the request apart from Median's in the
+	// diagnostics report (PROTOCOL.md §10).
+	Check string
 	// Body is read at most to the limit. When nil, BodyBytes is used: an
 	// adapter that already holds the bytes passes them there.
 	Body      io.Reader
@@ -29,14 +33,18 @@ type Request struct {
 	ContentLength int64
 }
 
-// Response is an answer ready to write: the status, the JSON body and, on
-// 405, the value of the Allow header. Write it with Content-Type
+// Response is an answer ready to write: the status, the JSON body, on 405
+// the value of the Allow header, and for a check's signed request the
+// value of the Median-Check-Token header. Write it with Content-Type
 // application/json. Adapters for frameworks not built on net/http write it;
 // nothing else needs to.
 type Response struct {
 	Status int    // the HTTP status; 0 when there is nothing to write
 	Body   []byte // the JSON answer; write it as it is, never into it (the replay store may keep it)
 	Allow  string // the Allow header's value, set on 405 only
+	// CheckToken is the Median-Check-Token header's value: set only on
+	// the answer to a check's signed request (PROTOCOL.md §10), "" otherwise.
+	CheckToken string
 
 	code        Code   // for the observer and the log
 	refusal     string // the refusal's reason, when the answer is a refusal result
@@ -48,7 +56,7 @@ type Response struct {
 
 // write writes the response to w; the zero Response writes nothing.
 func (r Response) write(w http.ResponseWriter) {
-	httpwire.Write(w, r.Status, r.Body, r.Allow != "")
+	httpwire.Write(w, r.Status, r.Body, r.Allow != "", r.CheckToken)
 }
 
 // Serve answers one request: it runs every check of PROTOCOL.md §5 in

@@ -16,6 +16,11 @@ type callState struct {
 	method string
 	start  time.Time
 	stripe int // the counters' stripe this request writes (see stripes)
+	// check is set when the request proved it is a check's (check.go): it
+	// is then counted in the report's checks section, not as traffic;
+	// checkToken is the token its answer carries, for a signed one.
+	check      bool
+	checkToken string
 
 	call     *Call
 	tool     *Tool                              // the registered tool the call names
@@ -46,4 +51,12 @@ func CallFrom(ctx context.Context) (*Call, bool) {
 		return st.call, true
 	}
 	return nil, false
+}
+
+// unsignedCheck sets st.check for a request refused before its signature
+// verified: it is a check's only when header is a check token still good
+// under one of the keys in force (check.go). Without the header it costs
+// nothing.
+func (st *callState) unsignedCheck(header string, now time.Time, keys *keyring) {
+	st.check = header != "" && keys.err == nil && validCheckToken(header, now, keys.keys)
 }

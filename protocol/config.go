@@ -207,6 +207,11 @@ type Event struct {
 	// execution_failed kept for its toolCallId, and their events say so
 	// (Replayed, Code execution_failed, that Answer).
 	OffContract bool
+	// Check is true when the request proved it is a check's (a
+	// conformance run, mediancheck, the inspector, a probe that marks its
+	// requests with [Key.CheckMark]), not Median's: the diagnostics report
+	// counts it apart (PROTOCOL.md §10), and so may the observer.
+	Check bool
 	// EvictedEarly counts answers the replay store dropped before their
 	// time to keep this one; their toolCallIds could run again.
 	EvictedEarly int

@@ -123,6 +123,34 @@ func ExampleKey_Sign() {
 	// median key mk_a37d7601ad81
 }
 
+// A monitor's probe marks its requests as a check's, so the diagnostics
+// report counts them in its checks section and not as Median's traffic;
+// the answer's Median-Check-Token header is what the probe's unsigned or
+// stale requests would carry.
+func ExampleKey_CheckMark() {
+	key, _ := protocol.ParseKey(exampleKey)
+	h, _ := protocol.New(protocol.Config{Keys: []string{exampleKey}})
+	at := time.Now()
+	req := httptest.NewRequest(http.MethodGet, "/median", nil)
+	req.Header.Set("Median-Signature", key.Sign(at, nil))
+	req.Header.Set("Median-Check", key.CheckMark(at))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	fmt.Println(rec.Code, rec.Header().Get("Median-Check-Token") != "")
+
+	probe := httptest.NewRequest(http.MethodPost, "/median", strings.NewReader(`{"op":"diagnostics"}`))
+	probe.Header.Set("Median-Check", rec.Header().Get("Median-Check-Token")) // unsigned, on purpose
+	h.ServeHTTP(httptest.NewRecorder(), probe)
+
+	r := h.Report(context.Background())
+	fmt.Println("checks:", r.Checks.Requests, r.Checks.Refused)
+	fmt.Println("refused:", len(r.Refused), "verified:", r.Keys[0].Verified)
+	// Output:
+	// 200 true
+	// checks: 2 map[missing_signature:1]
+	// refused: 0 verified: 0
+}
+
 // Checking a signed request outside a Handler, e.g. in a queue worker that
 // receives Median's calls forwarded with their header.
 func ExampleVerifySignature() {

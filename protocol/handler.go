@@ -163,7 +163,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // requestFromHTTP is the core's view of a net/http request; the body is
 // left unread.
 func requestFromHTTP(r *http.Request) Request {
-	return Request{Method: r.Method, Signature: httpwire.Signature(r), Body: r.Body, ContentLength: r.ContentLength}
+	return Request{Method: r.Method, Signature: httpwire.Signature(r), Check: httpwire.Check(r), Body: r.Body, ContentLength: r.ContentLength}
 }
 
 // begin starts the core's state for one request.
@@ -175,10 +175,15 @@ func (h *Handler) begin(req Request) *callState {
 // [Handler.Verify] share, steps 1 to 7, and answers what is not a call of
 // a registered tool: ok is true when st holds such a call.
 func (h *Handler) front(ctx context.Context, st *callState, req Request) (Response, bool) {
+	now := st.start
+	if !h.systemClock {
+		now = h.cfg.Now()
+	}
 	// 1. the method
 	if req.Method != http.MethodPost && req.Method != http.MethodGet {
 		resp := errorResponse(errorf(CodeMethodNotAllowed, "method %s is not allowed; Median sends POST (and GET for the manifest)", truncate(req.Method, 16)))
 		resp.Allow = httpwire.Allow
+		st.unsignedCheck(req.Check, now, h.keyring())
 		return resp, false
 	}
 	// 2. a usable key, from the keys in force when the request arrived
@@ -187,36 +192,44 @@ func (h *Handler) front(ctx context.Context, st *callState, req Request) (Respon
 		return errorResponse(keys.err), false
 	}
 	// 3. the signature header, before a byte of the body is read
-	now := st.start
-	if !h.systemClock {
-		now = h.cfg.Now()
-	}
 	sig, err := parseSignature(req.Signature)
+	stale := false
 	if err == nil {
-		if err = sig.checkTime(now, h.cfg.Tolerance); err != nil {
-			h.stats.staleSkew(skewMs(now, sig.timestamp))
-		}
+		err = sig.checkTime(now, h.cfg.Tolerance)
+		stale = err != nil
 	}
 	if err != nil {
+		if st.unsignedCheck(req.Check, now, keys); stale && !st.check {
+			h.stats.staleSkew(skewMs(now, sig.timestamp), now)
+		}
 		return errorResponse(asError(err)), false
 	}
 	// 4. the body's size
 	body, e := h.readBody(ctx, req)
 	if e != nil {
+		st.unsignedCheck(req.Check, now, keys)
 		return errorResponse(e), false
 	}
 	// 5. the signature against the body
 	i := sig.match(body, keys.keys)
 	if i < 0 {
+		st.unsignedCheck(req.Check, now, keys)
 		return errorResponse(errInvalidSignature), false
 	}
 	st.verified = true
+	if req.Check != "" && signedCheck(req.Check, sig.ts, keys.keys[i], now, keys.keys) {
+		st.check, st.checkToken = true, keys.keys[i].checkToken(now)
+	}
 	if h.stats != nil { // nil only in the zero Handler and a benchmark's baseline
 		st.stripe = h.stats.stripes.pick()
-		keys.keys[i].verifiedAt(now, st.stripe)
+		if !st.check { // the keys' counts say what Median signs with
+			keys.keys[i].verifiedAt(now, st.stripe)
+		}
 	}
 	if req.Method == http.MethodGet {
-		h.stats.manifestServed(now)
+		if !st.check {
+			h.stats.manifestServed(now)
+		}
 		return Response{Status: http.StatusOK, Body: h.manifest}, false
 	}
 	// 6. the body's shape
@@ -347,6 +360,9 @@ func (h *Handler) finish(ctx context.Context, st *callState, resp Response) Resp
 	took := time.Since(st.start)
 	evicted, slow := h.save(ctx, st, resp, st.start.Add(took))
 	resp.evicted = evicted
+	if resp.Status != 0 {
+		resp.CheckToken = st.checkToken
+	}
 	if slow {
 		took = time.Since(st.start)
 	}
@@ -355,20 +371,34 @@ func (h *Handler) finish(ctx context.Context, st *callState, resp Response) Resp
 }
 
 // observe logs a refused request and reports every answered one, which
-// took took, to the observer. What a request whose signature was not
-// verified causes is logged at most once per logInterval.
+// took took, to the observer. A check's request is counted in the checks
+// section of the report only (PROTOCOL.md §10). What a request whose
+// signature was not verified causes is logged at most once per logInterval.
 func (h *Handler) observe(ctx context.Context, st *callState, resp Response, took time.Duration) {
-	if resp.code != "" && resp.code != CodeExecutionFailed && resp.code != CodeDiagnosticsUnsupported {
+	refused := resp.code != "" && resp.code != CodeExecutionFailed && resp.code != CodeDiagnosticsUnsupported
+	if refused {
 		if st.verified {
-			h.cfg.Logger.DebugContext(ctx, "median: request refused", "status", resp.Status, "code", resp.code)
+			h.cfg.Logger.DebugContext(ctx, "median: request refused", "status", resp.Status, "code", resp.code, "check", st.check)
 		} else if ok, held := h.unverified.allow(h.cfg.Now()); ok {
-			h.cfg.Logger.DebugContext(ctx, "median: request refused", "status", resp.Status, "code", resp.code, "suppressed", held)
+			h.cfg.Logger.DebugContext(ctx, "median: request refused", "status", resp.Status, "code", resp.code, "check", st.check, "suppressed", held)
 		}
-		h.stats.refusal(resp.code, h.cfg.Now())
 	}
-	if st.tool != nil && h.stats != nil {
-		if t := h.stats.tools[st.tool.name]; t != nil {
-			t.answer(st.stripe, resp, st.start, took, h.cfg.Now)
+	switch {
+	case h.stats == nil:
+	case st.check:
+		code := Code("")
+		if refused {
+			code = resp.code
+		}
+		h.stats.checked(code, st.tool != nil, h.cfg.Now())
+	default:
+		if refused {
+			h.stats.refusal(resp.code, h.cfg.Now())
+		}
+		if st.tool != nil {
+			if t := h.stats.tools[st.tool.name]; t != nil {
+				t.answer(st.stripe, resp, st.start, took, h.cfg.Now)
+			}
 		}
 	}
 	observer := h.cfg.Observer
@@ -376,7 +406,7 @@ func (h *Handler) observe(ctx context.Context, st *callState, resp Response, too
 		return
 	}
 	ev := Event{Method: st.method, Code: resp.code, Status: resp.Status, Refusal: resp.refusal, Replayed: resp.replayed,
-		EvictedEarly: resp.evicted, Answer: resp.Body, Start: st.start, Duration: took}
+		Check: st.check, EvictedEarly: resp.evicted, Answer: resp.Body, Start: st.start, Duration: took}
 	if resp.offContract { // what went out is the handlers' own response, not the answer kept for repeats
 		ev.Status, ev.Code, ev.Answer, ev.OffContract = int(resp.written), "", nil, true
 	}

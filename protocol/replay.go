@@ -193,7 +193,6 @@ func (h *Handler) waitClaim(ctx context.Context, st *callState, lease time.Durat
 		case err != nil && ctx.Err() != nil:
 			return errorResponse(newError(CodeExecutionFailed, msgRequestEnded)), claimAnswered
 		case err != nil && st.tool.readOnly:
-			h.stats.claimFailed()
 			h.stats.readOnlyRun()
 			h.cfg.Logger.WarnContext(ctx, "median: replay store failed; the read-only tool runs and its answer is not kept", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", errorText(err))
 			return Response{}, claimUnkept

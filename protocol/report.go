@@ -62,13 +62,19 @@ type Report struct {
 		At     time.Time `json:"at"`
 	} `json:"keyRead,omitempty"`
 
-	// Refused counts every refusal code answered so far, with the time of
-	// the last one. For stale_timestamp, MaxSkewMs is the skew of largest
-	// magnitude seen, signed like Clock.SkewMs.
+	// Refused counts every refusal code answered so far to requests that
+	// are not a check's, with the time of the last one. For
+	// stale_timestamp, whose requests are refused before their signature
+	// is checked, MaxSkewMs is the skew of largest magnitude seen in the
+	// last half hour to hour, among those within a day of the server's
+	// clock, signed like Clock.SkewMs (0 when there is none), and
+	// Implausible counts the stale requests further off than a day, which
+	// no drifting clock sends.
 	Refused map[Code]struct {
-		Count     int64     `json:"count"`
-		Last      time.Time `json:"last"`
-		MaxSkewMs int64     `json:"maxSkewMs,omitzero"`
+		Count       int64     `json:"count"`
+		Last        time.Time `json:"last"`
+		MaxSkewMs   int64     `json:"maxSkewMs,omitzero"`
+		Implausible int64     `json:"implausible,omitzero"`
 	} `json:"refused"`
 
 	// Store is the replay store (Config.Store): its kind, a probe's
@@ -81,9 +87,9 @@ type Report struct {
 		// store that cannot be probed. Why a probe failed goes to the log.
 		Reachable     *bool  `json:"reachable"`
 		LatencyMs     int64  `json:"latencyMs"`     // the probe's duration
-		ClaimFailures int64  `json:"claimFailures"` // claims the store could not record: those tools did not run, but for read-only ones
+		ClaimFailures int64  `json:"claimFailures"` // calls not run because the store could not record their claim
 		EvictedEarly  int64  `json:"evictedEarly"`  // answers dropped before their time to make room
-		ReadOnlyRuns  int64  `json:"readOnlyRuns"`  // read-only tools run while the store could not record their claim
+		ReadOnlyRuns  int64  `json:"readOnlyRuns"`  // read-only tools run all the same while the store could not record their claim; not in ClaimFailures
 		UsedBytes     *int64 `json:"usedBytes,omitempty"`
 		BudgetBytes   *int64 `json:"budgetBytes,omitempty"` // the in-memory store's, with UsedBytes
 	} `json:"store"`
@@ -99,16 +105,20 @@ type Report struct {
 	} `json:"manifest"`
 
 	// Tools has one entry per registered tool: its calls by outcome
-	// (refusals include the risk floor's and rate limits'), the 50th and
-	// 99th percentiles of its recent calls' durations, and its last
-	// execution_failed or invalid_input answer, as the agent got it.
-	// OffContract counts the calls the app's own handlers answered outside
-	// the contract (see "Handler chains" in the package doc); it is
-	// absent from the JSON while 0.
+	// (Refusals include the risk floor's and rate limits'; RateLimited is
+	// how many of them a rate limit answered, §9.1, so the tool's own are
+	// Refusals - RateLimited), the 50th and 99th percentiles of
+	// its recent calls' durations, and its last execution_failed or
+	// invalid_input answer, as the agent got it. OffContract counts the
+	// calls the app's own handlers answered outside the contract (see
+	// "Handler chains" in the package doc). RateLimited and OffContract
+	// are absent from the JSON while 0. A check's calls are not counted
+	// here (Checks).
 	Tools map[string]struct {
 		Calls        int64 `json:"calls"`
 		Results      int64 `json:"results"`
 		Refusals     int64 `json:"refusals"`
+		RateLimited  int64 `json:"rateLimited,omitzero"`
 		Failed       int64 `json:"failed"`
 		InvalidInput int64 `json:"invalidInput"`
 		OffContract  int64 `json:"offContract,omitzero"`
@@ -120,6 +130,19 @@ type Report struct {
 			Message string    `json:"message"`
 		} `json:"lastFailure,omitzero"`
 	} `json:"tools"`
+
+	// Checks counts the requests of checks (a conformance run,
+	// mediancheck, the inspector, a probe marking its requests with
+	// [Key.CheckMark]), which the other sections leave out (PROTOCOL.md
+	// §10, "Checks are not traffic"): how many, when the last came, how
+	// many were tool calls, and their refusals by code. Absent from the
+	// JSON before the first.
+	Checks struct {
+		Requests int64          `json:"requests"`
+		Last     time.Time      `json:"last,omitzero"`
+		Calls    int64          `json:"calls,omitzero"`
+		Refused  map[Code]int64 `json:"refused,omitempty"`
+	} `json:"checks,omitzero"`
 
 	// App is what Config.Diagnostics returned, as JSON; when it failed,
 	// ran out of time or panicked, an object with one "error" entry
@@ -202,9 +225,21 @@ func (h *Handler) reportCounters(r *Report, now time.Time) {
 		e := r.Refused[refusalCodes[i]]
 		e.Count, e.Last = n, unixMilli(s.refused[i].last.Load())
 		if refusalCodes[i] == CodeStaleTimestamp {
-			e.MaxSkewMs = s.maxSkewMs.Load()
+			e.MaxSkewMs, e.Implausible = s.staleReading(now)
 		}
 		r.Refused[refusalCodes[i]] = e
+	}
+	if n := s.checks.requests.Load(); n > 0 {
+		c := &r.Checks
+		c.Requests, c.Last, c.Calls = n, unixMilli(s.checks.last.Load()), s.checks.calls.Load()
+		for i := range s.checks.refused {
+			if k := s.checks.refused[i].Load(); k > 0 {
+				if c.Refused == nil {
+					c.Refused = make(map[Code]int64)
+				}
+				c.Refused[refusalCodes[i]] = k
+			}
+		}
 	}
 
 	r.Store.ClaimFailures = s.claimFailure.Load()
@@ -219,7 +254,8 @@ func (h *Handler) reportCounters(r *Report, now time.Time) {
 	makeMap(&r.Tools, len(s.tools))
 	for name, t := range s.tools {
 		e := r.Tools[name]
-		e.Calls, e.Results, e.Refusals, e.Failed, e.InvalidInput, e.OffContract = t.counts()
+		c := t.counts()
+		e.Calls, e.Results, e.Refusals, e.RateLimited, e.Failed, e.InvalidInput, e.OffContract = c.calls, c.results, c.refusals, c.rateLimited, c.failed, c.invalidInput, c.offContract
 		e.P50Ms, e.P99Ms = t.percentiles()
 		t.mu.Lock()
 		f := t.lastFailure
@@ -339,9 +375,9 @@ func appError(msg string) json.RawMessage {
 }
 
 // encodeReport encodes r in at most maxDiagnosticsChars characters,
-// dropping whole entries in §10's order when it is longer: tools without
-// failures or off-contract answers (fewest calls first) and app, then the
-// other tools (fewest of those answers first). Should that not be enough (a great many keys), refusal
+// dropping whole entries in §10's order when it is longer: checks, tools
+// without failures or off-contract answers (fewest calls first) and app,
+// then the other tools (fewest of those answers first). Should that not be enough (a great many keys), refusal
 // codes (least counted first) and keys (last configured first) follow;
 // service and clock always remain. Omitted says how many entries were
 // dropped.
@@ -384,6 +420,9 @@ func dropOrder(r Report) []drop {
 	slices.SortFunc(quiet, func(a, b tool) int { return cmp.Or(cmp.Compare(a.calls, b.calls), cmp.Compare(a.name, b.name)) })
 	slices.SortFunc(failing, func(a, b tool) int { return cmp.Or(cmp.Compare(a.failures, b.failures), cmp.Compare(a.name, b.name)) })
 	var drops []drop
+	if r.Checks.Requests > 0 {
+		drops = append(drops, func(r *Report) { r.Checks = Report{}.Checks })
+	}
 	dropTool := func(name string) drop { return func(r *Report) { delete(r.Tools, name) } }
 	for _, t := range quiet {
 		drops = append(drops, dropTool(t.name))

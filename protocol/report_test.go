@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -804,4 +805,47 @@ func TestTruncate(t *testing.T) {
 	msg := e.Message
 	assert.True(t, utf8.ValidString(msg), "%q", msg)
 	assert.Contains(t, msg, `op "`+strings.Repeat("é", 39)+"… is", "cut to 40 characters: the quote and 39 é")
+}
+
+// TestStaleReadingIsBoundedAndPlausible: a stale request is refused
+// before its MAC is checked (§5), so anybody can send one. Its skew
+// becomes the stale_timestamp reading only when a clock could produce it
+// (within a day of the server's clock; the others are counted as
+// implausible), and lasts an hour at most.
+func TestStaleReadingIsBoundedAndPlausible(t *testing.T) {
+	clock := newSettableClock()
+	h, _ := newHandler(t, Config{Now: clock.Now})
+	ctx := context.Background()
+	body := []byte(`{"op":"diagnostics"}`)
+	forged := func(ts string) Request {
+		return Request{Method: http.MethodPost, Signature: "t=" + ts + ",v1=" + strings.Repeat("0", 64), BodyBytes: body}
+	}
+	for _, ts := range []string{"9223372036854775807", "-9223372036854775808", "0", "1767225600"} { // the largest and smallest t, the epoch, seconds
+		requireError(t, h.Serve(ctx, forged(ts)), http.StatusUnauthorized, CodeStaleTimestamp)
+	}
+	r := h.Report(ctx)
+	stale := r.Refused[CodeStaleTimestamp]
+	assert.Equal(t, int64(4), stale.Count, "every stale request is counted")
+	assert.Equal(t, int64(4), stale.Implausible)
+	assert.Zero(t, stale.MaxSkewMs, "no reading a clock could not produce")
+	raw := requireReport(t, h.Serve(ctx, post(`{"op":"diagnostics"}`))).raw
+	assert.Contains(t, raw, `"stale_timestamp":{"count":4,"last":"2026-01-01T00:00:00Z","implausible":4}`)
+
+	// Plausible: 23 hours ahead, then 10 minutes behind; the larger stays.
+	requireError(t, h.Serve(ctx, forged(strconv.FormatInt(testNow.Add(23*time.Hour).UnixMilli(), 10))), http.StatusUnauthorized, CodeStaleTimestamp)
+	requireError(t, h.Serve(ctx, forged(strconv.FormatInt(testNow.Add(-10*time.Minute).UnixMilli(), 10))), http.StatusUnauthorized, CodeStaleTimestamp)
+	assert.Equal(t, -(23 * time.Hour).Milliseconds(), h.Report(ctx).Refused[CodeStaleTimestamp].MaxSkewMs)
+
+	// It lasts no more than an hour: still there 29 minutes on, gone an
+	// hour and a minute on, while the count stays.
+	clock.advance(29 * time.Minute)
+	assert.Equal(t, -(23 * time.Hour).Milliseconds(), h.Report(ctx).Refused[CodeStaleTimestamp].MaxSkewMs)
+	clock.advance(32 * time.Minute)
+	stale = h.Report(ctx).Refused[CodeStaleTimestamp]
+	assert.Zero(t, stale.MaxSkewMs, "an hour on, no reading is left")
+	assert.Equal(t, int64(6), stale.Count)
+
+	// A new window's reading is its own.
+	requireError(t, h.Serve(ctx, forged(strconv.FormatInt(clock.Now().Add(-6*time.Minute).UnixMilli(), 10))), http.StatusUnauthorized, CodeStaleTimestamp)
+	assert.Equal(t, (6 * time.Minute).Milliseconds(), h.Report(ctx).Refused[CodeStaleTimestamp].MaxSkewMs)
 }

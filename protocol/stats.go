@@ -17,13 +17,45 @@ type stats struct {
 	started      time.Time
 	stripes      *stripes
 	refused      [len(refusalCodes)]codeStats
-	maxSkewMs    atomic.Int64 // the stale skew of largest magnitude, signed as clock.skewMs
+	stale        staleSkews
 	tools        map[string]*toolStats
 	claimFailure atomic.Int64
 	evicted      atomic.Int64
 	readOnlyRuns atomic.Int64
 	manifestAt   atomic.Int64 // unix ms of the last signed GET, 0 before
+	checks       checkStats
 }
+
+// checkStats counts the requests of checks (PROTOCOL.md §10, "Checks are
+// not traffic"; check.go): how many, when the last came, how many were
+// tool calls and their refusals by code. A check's request is counted
+// here only, never in the deployment's readings.
+type checkStats struct {
+	requests, calls atomic.Int64
+	last            atomic.Int64 // unix ms
+	refused         [len(refusalCodes)]atomic.Int64
+}
+
+// staleSkews keeps the stale_timestamp reading of §10 that an
+// unauthenticated request can move (stale requests are refused before
+// their MAC is checked, §5), so that none lasts or reads as no clock
+// could: the skew of largest magnitude is kept per window of
+// staleWindow, and the report reads the current window and the one
+// before (a request's reading is gone after two windows at most); a skew
+// beyond plausibleSkew (no drifting clock, but a t in seconds or a
+// forgery) never becomes the reading and is counted in implausible.
+type staleSkews struct {
+	mu          sync.Mutex
+	window      [2]int64 // the windows' numbers (unix ms / staleWindow), by parity
+	max         [2]int64 // each window's skew of largest magnitude, signed as clock.skewMs; 0: none
+	implausible atomic.Int64
+}
+
+// The bounds of the stale_timestamp reading (see staleSkews).
+const (
+	staleWindow   = 30 * time.Minute
+	plausibleSkew = 24 * time.Hour
+)
 
 // refusalCodes are the codes §10 lists under "refused", each with its
 // slot in stats.refused. execution_failed and diagnostics_unsupported are answers, not
@@ -86,10 +118,9 @@ type toolStats struct {
 // toolStripe is one stripe of a tool's counters: the answers counted on it
 // and a ring of its recent durations.
 type toolStripe struct {
-	calls, results, refusals, failed, invalidInput, offContract atomic.Int64
+	calls, results, refusals, rateLimited, failed, invalidInput, offContract atomic.Int64
 
-	next    atomic.Uint64                // calls sampled so far; the ring's next slot
-	_       [8]byte                      // the counters fill one cache line
+	next    atomic.Uint64                // calls sampled so far; the ring's next slot: with the counters, one cache line
 	samples [latencySamples]atomic.Int64 // recent calls' end and duration (see sample)
 }
 
@@ -97,18 +128,25 @@ func newToolStats(stripes int) *toolStats {
 	return &toolStats{stripes: make([]toolStripe, stripes), base: time.Now()}
 }
 
+// toolCounts are a tool's answers by outcome, added up over the stripes.
+type toolCounts struct {
+	calls, results, refusals, rateLimited, failed, invalidInput, offContract int64
+}
+
 // counts adds up the stripes' answers by outcome.
-func (t *toolStats) counts() (calls, results, refusals, failed, invalidInput, offContract int64) {
+func (t *toolStats) counts() toolCounts {
+	var c toolCounts
 	for i := range t.stripes {
 		s := &t.stripes[i]
-		calls += s.calls.Load()
-		results += s.results.Load()
-		refusals += s.refusals.Load()
-		failed += s.failed.Load()
-		invalidInput += s.invalidInput.Load()
-		offContract += s.offContract.Load()
+		c.calls += s.calls.Load()
+		c.results += s.results.Load()
+		c.refusals += s.refusals.Load()
+		c.rateLimited += s.rateLimited.Load()
+		c.failed += s.failed.Load()
+		c.invalidInput += s.invalidInput.Load()
+		c.offContract += s.offContract.Load()
 	}
-	return calls, results, refusals, failed, invalidInput, offContract
+	return c
 }
 
 // failureStats is a tool's last execution_failed or invalid_input answer.
@@ -140,21 +178,66 @@ func (s *stats) refusal(code Code, now time.Time) {
 	}
 }
 
-// staleSkew keeps the stale timestamp's skew (server clock minus t, in
-// ms) when its magnitude is the largest seen.
-func (s *stats) staleSkew(skewMs int64) {
+// staleSkew records the skew (server clock minus t, in ms) of a stale
+// request refused at now: the window's reading when it is plausible and
+// the largest of the window, implausible otherwise (see staleSkews).
+func (s *stats) staleSkew(skewMs int64, now time.Time) {
 	if s == nil {
 		return
 	}
-	for {
-		old := s.maxSkewMs.Load()
-		if diffAbs(skewMs) <= diffAbs(old) || s.maxSkewMs.CompareAndSwap(old, skewMs) {
-			return
+	if diffAbs(skewMs) > plausibleSkew.Milliseconds() {
+		s.stale.implausible.Add(1)
+		return
+	}
+	w := now.UnixMilli() / staleWindow.Milliseconds()
+	i := w & 1
+	k := &s.stale
+	k.mu.Lock()
+	if k.window[i] != w {
+		k.window[i], k.max[i] = w, 0
+	}
+	if diffAbs(skewMs) > diffAbs(k.max[i]) {
+		k.max[i] = skewMs
+	}
+	k.mu.Unlock()
+}
+
+// staleReading returns the stale skew of largest magnitude of the window
+// of now and the one before, 0 when there is none, and how many stale
+// requests were implausible.
+func (s *stats) staleReading(now time.Time) (maxSkewMs, implausible int64) {
+	w := now.UnixMilli() / staleWindow.Milliseconds()
+	k := &s.stale
+	k.mu.Lock()
+	for i := range k.window {
+		if (k.window[i] == w || k.window[i] == w-1) && diffAbs(k.max[i]) > diffAbs(maxSkewMs) {
+			maxSkewMs = k.max[i]
+		}
+	}
+	k.mu.Unlock()
+	return maxSkewMs, k.implausible.Load()
+}
+
+// checked counts one request of a check (checkStats): code is its
+// refusal's code, "" when it was not refused, and call says whether it
+// was a call of a registered tool.
+func (s *stats) checked(code Code, call bool, now time.Time) {
+	c := &s.checks
+	c.requests.Add(1)
+	c.last.Store(now.UnixMilli())
+	if call {
+		c.calls.Add(1)
+	}
+	if code != "" {
+		if i := refusalIndex(code); i >= 0 {
+			c.refused[i].Add(1)
 		}
 	}
 }
 
-// claimFailed counts a claim the store could not record (§8).
+// claimFailed counts a call not run because the store could not record
+// its claim (§8); a read-only tool run all the same is a readOnlyRun
+// instead, never both.
 func (s *stats) claimFailed() {
 	if s != nil {
 		s.claimFailure.Add(1)
@@ -183,6 +266,12 @@ func (s *stats) manifestServed(now time.Time) {
 	}
 }
 
+// rateLimitedReason is the reason of a rate limit's refusal (§9.1,
+// ratelimit.Reason; TestReportCountsRateLimitedApart holds the two
+// together): the report counts those refusals again in rateLimited, so
+// that they read apart from the tool's own.
+const rateLimitedReason = "rate_limited"
+
 // answer counts one answer of a registered tool on stripe: its outcome,
 // and, unless it came from the replay store, its duration d and when it
 // ended (start+d). A failure's message is read back from the answer's
@@ -195,6 +284,9 @@ func (t *toolStats) answer(stripe int, resp Response, start time.Time, d time.Du
 	switch {
 	case resp.code == "" && resp.refusal != "":
 		s.refusals.Add(1)
+		if resp.refusal == rateLimitedReason {
+			s.rateLimited.Add(1)
+		}
 	case resp.code == "":
 		s.results.Add(1)
 	case resp.offContract:

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -53,8 +54,11 @@ type View struct {
 	Chars int  `json:"chars"`
 	Cut   bool `json:"cut"`
 
-	// Refusal is true when the result is a refusal (docs/PROTOCOL.md §3.1).
-	Refusal bool `json:"refusal,omitempty"`
+	// Refusal is true when the result is a refusal (docs/PROTOCOL.md §3.1),
+	// and Reason is then its reason ("not_signed_in", "rate_limited"; the
+	// contract's default "tool_refused" when it names none).
+	Refusal bool   `json:"refusal,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 
 	// Button is the path the widget's button links to (medianNavigateTo),
 	// Highlight the CSS selector it highlights (medianHighlight); "" when
@@ -73,6 +77,10 @@ type View struct {
 	// unusual status.
 	Notes []string `json:"notes,omitempty"`
 }
+
+// defaultRefusalReason is the reason of a refusal that names none
+// (docs/PROTOCOL.md §3.1).
+const defaultRefusalReason = "tool_refused"
 
 // Hint names (docs/PROTOCOL.md §3.2) and their limits in characters.
 const (
@@ -135,6 +143,11 @@ func readResult(raw json.RawMessage) View {
 		if err := answerjson.CheckRefusal(raw); err != nil {
 			v.Notes = append(v.Notes, fmt.Sprintf("%v (docs/PROTOCOL.md §3.1); the agent reads the result all the same", err))
 		}
+		var r struct {
+			Reason string `json:"reason"`
+		}
+		_ = json.Unmarshal(raw, &r)
+		v.Reason = cmp.Or(r.Reason, defaultRefusalReason)
 	}
 	text := raw
 	if obj, ok := answerjson.Members(raw); ok {

@@ -169,7 +169,7 @@ func TestRefusalStaysReadable(t *testing.T) {
 		detail := strings.Repeat("é", r.IntN(3000))
 		res := map[string]any{"ok": false, "outcome": "blocked", "reason": "not_signed_in", "detail": detail, "medianNavigateTo": "/login"}
 		v := Of(200, jsonType, body(t, res))
-		if v.Told != ToldResult || !v.Refusal || v.Button != "/login" {
+		if v.Told != ToldResult || !v.Refusal || v.Reason != "not_signed_in" || v.Button != "/login" {
 			t.Fatalf("#%d: %+v", i, v)
 		}
 		if !strings.Contains(v.Text, `"reason":"not_signed_in"`) {
@@ -177,6 +177,20 @@ func TestRefusalStaysReadable(t *testing.T) {
 		}
 		if !v.Cut && !strings.Contains(v.Text, detail) {
 			t.Fatalf("#%d: the detail is not in the text", i)
+		}
+	}
+}
+
+// TestRefusalReason: a refusal's reason is named, the contract's default
+// when it names none; a result that is not a refusal has none.
+func TestRefusalReason(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"rate_limited","detail":"later"}}`: "rate_limited",
+		`{"result":{"ok":false,"outcome":"blocked"}}`:                                                          "tool_refused",
+		`{"result":{"ok":true,"reason":"not a refusal"}}`:                                                      "",
+	} {
+		if v := Of(200, jsonType, []byte(raw)); v.Reason != want {
+			t.Errorf("%s: reason %q, want %q", raw, v.Reason, want)
 		}
 	}
 }

@@ -112,12 +112,16 @@ func errorHandler(h *protocol.Handler) fiber.ErrorHandler {
 		resp := h.Serve(c.UserContext(), protocol.Request{
 			Method:        c.Method(),
 			Signature:     c.Get("Median-Signature"),
+			Check:         c.Get("Median-Check"),
 			Body:          http.NoBody,
 			ContentLength: int64(c.Request().Header.ContentLength()),
 		})
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 		if resp.Allow != "" {
 			c.Set(fiber.HeaderAllow, resp.Allow)
+		}
+		if resp.CheckToken != "" {
+			c.Set("Median-Check-Token", resp.CheckToken)
 		}
 		return c.Status(resp.Status).Send(resp.Body)
 	}

@@ -16,8 +16,9 @@
 // it can relay, when to try again ("try again in about 20 seconds"); never
 // 429, which the agent reads only as a tool that does not answer. The
 // observer sees the refusal's reason (protocol.Event.Refusal, the
-// median.refusal.reason attribute of otelmedian) and diagnostics count it
-// among the tool's refusals.
+// median.refusal.reason attribute of otelmedian) and the diagnostics
+// report counts it among the tool's refusals and again in its
+// rateLimited, so that it reads apart from the tool's own refusals.
 //
 // Interceptors run after the replay store's claim, so a repeated
 // toolCallId is answered from the store and never counted: a limit counts

@@ -419,3 +419,19 @@ func TestInWords(t *testing.T) {
 		assert.Equal(t, want, ratelimit.InWords(d), "%s", d)
 	}
 }
+
+// TestReportCountsRateLimitedApart: the diagnostics report counts the
+// calls a limit refused among the tool's refusals (docs/PROTOCOL.md §10)
+// and again in its rateLimited, so that they read apart from the tool's
+// own; a replayed refusal with them.
+func TestReportCountsRateLimitedApart(t *testing.T) {
+	e := newEndpoint(t, mustNew(t, ratelimit.Config{Limit: ratelimit.Limit{Calls: 1, Per: time.Minute}}))
+	e.call(t, "lookup_order", "call_a", ada)
+	e.call(t, "lookup_order", "call_b", ada)
+	e.call(t, "lookup_order", "call_b", ada) // the refusal, replayed
+	got := e.h.Report(context.Background()).Tools["lookup_order"]
+	assert.Equal(t, int64(3), got.Calls)
+	assert.Equal(t, int64(1), got.Results)
+	assert.Equal(t, int64(2), got.Refusals, "refusals, as §10 counts them")
+	assert.Equal(t, int64(2), got.RateLimited, "of which a limit's, apart from the tool's own")
+}

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/median-go/median/conformance/internal/wire"
@@ -107,11 +108,11 @@ func readError(status int, date string, sent time.Time, code, message, fp, keyEn
 	case protocol.CodeDiagnosticsUnsupported:
 		return []finding{okf("the operator turned the diagnostics report off (diagnostics_unsupported)")}
 	case protocol.CodeStaleTimestamp:
-		out := []finding{problemf("the endpoint refused the request as stale_timestamp: its clock and this machine's are more than 5 min apart, so it refuses every call from Median too")}
+		out := []finding{problemf("the endpoint refused the request as stale_timestamp: its clock and this machine's are more than 5 minutes apart, so it refuses every call from Median too")}
 		if at, err := http.ParseTime(date); err == nil {
 			// Date has whole seconds: a second of slack.
 			if skew := at.Sub(sent); skew.Abs() >= skewWarn {
-				out = append(out, problemf("by its Date header, %s", clockSentence(skew.Milliseconds())))
+				out = append(out, problemf("by its Date header, %s: check NTP on both", wire.ClockWords(skew.Milliseconds(), "this machine", "the server")))
 			} else {
 				out = append(out, problemf("its Date header agrees with this machine's clock: check the clock of the instance that answered, or the Config.Now it runs with"))
 			}
@@ -123,28 +124,6 @@ func readError(status int, date string, sent time.Time, code, message, fp, keyEn
 		return []finding{problemf("the endpoint has no usable key (%s, HTTP %d): %s", code, status, message)}
 	}
 	return []finding{problemf("the endpoint answered HTTP %d %s: %s", status, code, message)}
-}
-
-// clockSentence says what a skew (server clock minus this machine's, in
-// ms) means for a person.
-func clockSentence(skewMs int64) string {
-	if skewMs < 0 {
-		return fmt.Sprintf("your server's clock is %s behind this machine's: check NTP on the server", humanMs(-skewMs))
-	}
-	return fmt.Sprintf("your server's clock is %s ahead of this machine's: check NTP on the server", humanMs(skewMs))
-}
-
-// humanMs formats a duration for a sentence: "6 min", "1 min 30 s", "2.5 s".
-func humanMs(ms int64) string {
-	d := time.Duration(ms) * time.Millisecond
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%.1f s", d.Seconds())
-	case d%time.Minute < time.Second:
-		return fmt.Sprintf("%d min", d/time.Minute)
-	default:
-		return fmt.Sprintf("%d min %d s", d/time.Minute, (d%time.Minute)/time.Second)
-	}
 }
 
 // skewWarn is the clock skew from which the reading warns: a request's
@@ -166,20 +145,23 @@ func readReport(r wirereport.Report, fp, keyEnv string) []finding {
 		readStore(r),
 		readManifest(r),
 		readTools(r),
+		readChecks(r),
 		readOmitted(r),
 	)
 }
 
-// readClock reads clock.skewMs, when the report has it.
+// readClock reads clock.skewMs, when the report has it: the skew of this
+// very request, which this machine signed.
 func readClock(r wirereport.Report) []finding {
 	if r.Clock.SkewMs == nil {
 		return nil
 	}
 	skew := *r.Clock.SkewMs
+	words := wire.ClockWords(skew, "this machine", "the server")
 	if time.Duration(abs(skew))*time.Millisecond >= skewWarn {
-		return []finding{problemf("%s (clock.skewMs %d; beyond 5 min every call is refused stale_timestamp)", clockSentence(skew), skew)}
+		return []finding{problemf("%s (clock.skewMs %d): check NTP on both; beyond 5 minutes every call is refused stale_timestamp", words, skew)}
 	}
-	return []finding{okf("clocks agree (clock.skewMs %d)", skew)}
+	return []finding{okf("clocks agree: %s (clock.skewMs %d)", words, skew)}
 }
 
 // readKeys reads the keys in force, each against the service's clock now,
@@ -191,17 +173,19 @@ func readKeys(r wirereport.Report, now time.Time, fp, keyEnv string) []finding {
 	for i, k := range r.Keys {
 		which := fmt.Sprintf("key %d of %d (%s)", i+1, len(r.Keys), k.Fingerprint)
 		if k.Fingerprint == fp {
-			which += ", the one in $" + keyEnv
+			which += ", the one in $" + keyEnv + ","
 			signing = true
 		}
 		last, err := time.Parse(time.RFC3339, k.LastVerified)
 		switch {
+		case k.Verified == 0 && len(r.Keys) == 1:
+			out = append(out, okf("%s has verified no request of Median's since the server started (checks are not counted): Median has not called yet", which))
 		case k.Verified == 0:
 			out = append(out, problemf("%s has verified no request since the server started: Median does not sign with it; if it is the retired key, remove it", which))
 		case err == nil && !now.IsZero() && now.Sub(last) > stale:
 			out = append(out, problemf("%s last verified a request %s ago: Median seems to have stopped using it; if it is the retired key, remove it", which, now.Sub(last).Round(time.Minute)))
 		default:
-			out = append(out, okf("%s, verified %d requests, the last at %s", which, k.Verified, k.LastVerified))
+			out = append(out, okf("%s verified %d request(s), the last at %s", which, k.Verified, k.LastVerified))
 		}
 	}
 	if !signing && len(r.Keys) > 0 {
@@ -226,10 +210,7 @@ func readRefused(r wirereport.Report) []finding {
 		line := fmt.Sprintf("%d request(s) refused %s, the last at %s", e.Count, c, e.Last)
 		switch protocol.Code(c) {
 		case protocol.CodeStaleTimestamp:
-			if e.MaxSkewMs != nil {
-				line += fmt.Sprintf("; the furthest t was %s (maxSkewMs %d)", pastOrFuture(*e.MaxSkewMs), *e.MaxSkewMs)
-			}
-			out = append(out, problemf("%s: a sender's clock and the server's disagree, or requests are replayed late", line))
+			out = append(out, problemf("%s%s: a sender's clock and the server's disagree, or requests are replayed late", line, staleWords(e.MaxSkewMs, e.Implausible)))
 		case protocol.CodeInvalidSignature:
 			out = append(out, problemf("%s: something signs with a key this server does not hold (a rotation Median has made and the server not yet, or a client that is not Median)", line))
 		case protocol.CodeMissingSecret, protocol.CodeInvalidMedianKey:
@@ -239,6 +220,20 @@ func readRefused(r wirereport.Report) []finding {
 		}
 	}
 	return out
+}
+
+// staleWords reads stale_timestamp's skew of the last hour and its count
+// of t no clock drift explains. Stale requests are refused before their
+// signature is checked, so nothing says they came from Median.
+func staleWords(maxSkewMs *int64, implausible int64) string {
+	var w string
+	if maxSkewMs != nil && *maxSkewMs != 0 {
+		w = fmt.Sprintf("; if the furthest off in the last hour came from Median, %s (maxSkewMs %d)", wire.ClockWords(*maxSkewMs, "Median", "this server"), *maxSkewMs)
+	}
+	if implausible > 0 {
+		w += fmt.Sprintf("; %d carried a t more than a day off, which no clock drift explains (a t in seconds, or a client that is not Median)", implausible)
+	}
+	return w
 }
 
 // readStore reads the replay store: whether it answers, and the calls it
@@ -257,13 +252,13 @@ func readStore(r wirereport.Report) []finding {
 		out = append(out, okf("the replay store (%s) answers in %d ms", s.Kind, s.LatencyMs))
 	}
 	if s.ClaimFailures > 0 {
-		out = append(out, problemf("%d call(s) were not run because the store could not record them (store.claimFailures)", s.ClaimFailures))
+		out = append(out, problemf("%d call(s) were not run: the store could not record their claim, and the agent was told the action was not carried out (store.claimFailures)", s.ClaimFailures))
+	}
+	if s.ReadOnlyRuns > 0 {
+		out = append(out, problemf("%d call(s) of read-only tools ran all the same while the store could not record their claim; their answers were not kept (store.readOnlyRuns)", s.ReadOnlyRuns))
 	}
 	if s.EvictedEarly > 0 {
 		out = append(out, problemf("%d answer(s) were dropped before their time (store.evictedEarly): their calls could run again; raise Config.ReplayMaxBytes or use a shared store", s.EvictedEarly))
-	}
-	if s.ReadOnlyRuns > 0 {
-		out = append(out, problemf("%d read-only tool call(s) ran while the store was out (store.readOnlyRuns)", s.ReadOnlyRuns))
 	}
 	return out
 }
@@ -285,6 +280,9 @@ func readTools(r wirereport.Report) []finding {
 		if t.OffContract > 0 {
 			out = append(out, problemf("tool %s: %d of %d call(s) were answered by the server's own handlers with a response they wrote themselves (offContract), which Median's agent reads as the tool not answering when its status is not 2xx (PROTOCOL.md §11): answer with Respond, and refuse with protocol.Refuse", n, t.OffContract, t.Calls))
 		}
+		if t.RateLimited > 0 {
+			out = append(out, okf("tool %s: %d of %d call(s) were over a rate limit and refused rate_limited without running (§9.1): raise the limit if the agent needs more", n, t.RateLimited, t.Calls))
+		}
 		bad := t.Failed + t.InvalidInput
 		if bad == 0 {
 			if t.OffContract == 0 {
@@ -301,6 +299,24 @@ func readTools(r wirereport.Report) []finding {
 	return out
 }
 
+// readChecks reads the checks section: the requests of checks, which the
+// other sections leave out.
+func readChecks(r wirereport.Report) []finding {
+	c := r.Checks
+	if c == nil {
+		return nil
+	}
+	line := fmt.Sprintf("%d request(s) of checks (mediancheck, the conformance suite, the inspector), the last at %s, %d of them tool calls: not counted above", c.Requests, c.Last, c.Calls)
+	if len(c.Refused) > 0 {
+		var refused []string
+		for _, code := range slices.Sorted(maps.Keys(c.Refused)) {
+			refused = append(refused, fmt.Sprintf("%d %s", c.Refused[code], code))
+		}
+		line += "; refused as the checks meant: " + strings.Join(refused, ", ")
+	}
+	return []finding{okf("%s", line)}
+}
+
 // readOmitted reads how many entries the report left out, when it left
 // some out.
 func readOmitted(r wirereport.Report) []finding {
@@ -308,14 +324,6 @@ func readOmitted(r wirereport.Report) []finding {
 		return nil
 	}
 	return []finding{okf("%d entries were left out to fit 2,000 characters; the app has them all (Handler.Report)", r.Omitted)}
-}
-
-// pastOrFuture says where a stale t was: the skew is server clock minus t.
-func pastOrFuture(skewMs int64) string {
-	if skewMs < 0 {
-		return humanMs(-skewMs) + " in the future"
-	}
-	return humanMs(skewMs) + " in the past"
 }
 
 func short(sum string) string {

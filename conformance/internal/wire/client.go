@@ -17,6 +17,12 @@ import (
 // SignatureHeader is the header that carries a request's signature (§1.1).
 const SignatureHeader = "median-signature"
 
+// CheckHeader marks a request as a check's (§10, "Checks are not
+// traffic"): every request a Client sends carries its mark
+// (protocol.Key.CheckMark), so the endpoint's diagnostics report counts
+// it in its checks section, not as Median's.
+const CheckHeader = "median-check"
+
 // MaxAnswer is the most bytes of an answer a Client reads; a longer answer
 // is kept cut at that length and marked TooLong.
 const MaxAnswer = 8 << 20
@@ -68,6 +74,7 @@ func (c *Client) do(ctx context.Context, method string, body []byte) Exchange {
 	}
 	x := Exchange{Method: method, URL: c.URL, Body: body, SignedAt: now().Add(c.Skew), RequestHeader: http.Header{}}
 	x.RequestHeader.Set(SignatureHeader, c.Key.Sign(x.SignedAt, body))
+	x.RequestHeader.Set(CheckHeader, c.Key.CheckMark(x.SignedAt))
 	x.RequestHeader.Set("User-Agent", UserAgent())
 	if body != nil {
 		x.RequestHeader.Set("Content-Type", "application/json")
@@ -131,12 +138,16 @@ func describe(err error, timeout time.Duration) error {
 // ContentType is the answer's Content-Type header.
 func (x Exchange) ContentType() string { return x.Header.Get("Content-Type") }
 
-// Curl is a command that sends the same request again. Its signature
-// expires 5 minutes after SignedAt.
+// Curl is a command that sends the same request again, marked as a
+// check's like the request. Its signature expires 5 minutes after
+// SignedAt.
 func (x Exchange) Curl() string {
 	var b strings.Builder
 	b.WriteString("curl -sS -i -X " + x.Method + " " + shellQuote(x.URL))
 	b.WriteString(" -H " + shellQuote(SignatureHeader+": "+x.RequestHeader.Get(SignatureHeader)))
+	if mark := x.RequestHeader.Get(CheckHeader); mark != "" {
+		b.WriteString(" -H " + shellQuote(CheckHeader+": "+mark))
+	}
 	if x.Body != nil {
 		b.WriteString(" -H 'Content-Type: application/json' --data-binary " + shellQuote(string(x.Body)))
 	}

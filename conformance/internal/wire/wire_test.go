@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -92,5 +93,58 @@ func TestManifestKeepsTheDecodeError(t *testing.T) {
 	var syntax *json.SyntaxError
 	if !errors.As(err, &syntax) || !strings.Contains(err.Error(), "not json") {
 		t.Errorf("Manifest: %v (%T); want a *json.SyntaxError wrapped, with the answer", err, err)
+	}
+}
+
+// TestClientRequestsAreChecks: every request a Client sends carries its
+// mark, so the endpoint counts it in its report's checks section, not as
+// Median's; its curl line carries the mark too.
+func TestClientRequestsAreChecks(t *testing.T) {
+	const key = "mk_test_0123456789abcdefghijklmnopqrstuv"
+	h, err := protocol.New(protocol.Config{Keys: []string{key}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	k, _ := protocol.ParseKey(key)
+	c := &Client{URL: srv.URL, Key: k}
+	if x := c.Get(t.Context()); x.Status != 200 || x.Header.Get("Median-Check-Token") == "" {
+		t.Fatalf("the manifest: %d, token %q", x.Status, x.Header.Get("Median-Check-Token"))
+	}
+	x := c.Post(t.Context(), []byte(`{"op":"nope"}`))
+	if x.Status != 400 {
+		t.Fatalf("unknown op: %d %s", x.Status, x.Answer)
+	}
+	if !strings.Contains(x.Curl(), "-H 'median-check: "+k.CheckMark(x.SignedAt)+"'") {
+		t.Errorf("the curl line does not carry the mark: %s", x.Curl())
+	}
+	r := h.Report(t.Context())
+	if r.Checks.Requests != 2 || r.Checks.Refused[protocol.CodeUnknownOp] != 1 || len(r.Refused) != 0 || r.Keys[0].Verified != 0 {
+		t.Errorf("checks %+v, refused %v, verified %d: the client's requests must be counted as a check's only", r.Checks, r.Refused, r.Keys[0].Verified)
+	}
+}
+
+// TestClockWords: the sign of §10 (server clock minus t) read once: a
+// negative skew is a sender ahead.
+func TestClockWords(t *testing.T) {
+	for _, tc := range []struct {
+		skewMs int64
+		want   string
+	}{
+		{-360_000, "Median's clock is 6 minutes ahead of this server's"},
+		{360_000, "Median's clock is 6 minutes behind this server's"},
+		{90_000, "Median's clock is 1 minute 30 seconds behind this server's"},
+		{-2_500, "Median's clock is 2.5 seconds ahead of this server's"},
+		{1_000, "Median's clock is 1 second behind this server's"},
+		{850, "Median's clock is 850 milliseconds behind this server's"},
+		{-(3*3600 + 5*60) * 1000, "Median's clock is 3 hours 5 minutes ahead of this server's"},
+		{(2*24 + 4) * 3600 * 1000, "Median's clock is 2 days 4 hours behind this server's"},
+		{0, "Median's clock and this server's agree"},
+		{-1 << 63, "Median's clock is 53375 days 23 hours ahead of this server's"},
+	} {
+		if got := ClockWords(tc.skewMs, "Median", "this server"); got != tc.want {
+			t.Errorf("ClockWords(%d) = %q, want %q", tc.skewMs, got, tc.want)
+		}
 	}
 }

@@ -39,7 +39,7 @@ const SignatureHeader = httpwire.SignatureHeader
 // which reads the header without a copy). The raw body is passed as
 // fasthttp holds it (never decoded: the signature covers the bytes as
 // sent), copied once so that the call's bytes outlive the request (fasthttp
-// reuses its buffer): the copy is the body the core reads, with no reader
+// reuses its buffer); the Median-Check header, when present, is copied too: the copy is the body the core reads, with no reader
 // in between. A body over copyLimit is handed over as a reader instead, so
 // the core refuses a body over its own limit without a copy. A streamed
 // body (the framework's StreamRequestBody) is left unread for the core to
@@ -49,6 +49,9 @@ func Request(req *fasthttp.Request, method, signature string) (r protocol.Reques
 		Method:        Method(method),
 		Signature:     signature,
 		ContentLength: -1,
+	}
+	if v := req.Header.Peek(httpwire.CheckHeader); len(v) > 0 {
+		r.Check = string(v) // a copy: fasthttp reuses the header's bytes
 	}
 	if req.IsBodyStream() {
 		stream = &Stream{r: req.BodyStream()}
@@ -136,7 +139,7 @@ func Method(m string) string {
 }
 
 // Write puts resp in res: the status, Content-Type application/json, the
-// Allow header on 405 and the body, which res then shares (not copied; the
+// Allow header on 405, the Median-Check-Token header when set and the body, which res then shares (not copied; the
 // core never writes to an answer it returned, and the replay store may keep
 // these very bytes, so res.Body() must not be written into in place). The
 // zero Response (a second answer to one call) writes nothing, so the first
@@ -149,6 +152,9 @@ func Write(res *fasthttp.Response, resp protocol.Response) {
 	res.Header.SetContentType(httpwire.ContentType)
 	if resp.Allow != "" {
 		res.Header.Set("Allow", resp.Allow)
+	}
+	if resp.CheckToken != "" {
+		res.Header.Set(httpwire.CheckTokenHeader, resp.CheckToken)
 	}
 	res.SetBodyRaw(resp.Body) // the core never writes to an answer it returned: no copy
 }

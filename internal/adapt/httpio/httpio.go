@@ -26,11 +26,11 @@ func Serve(ctx context.Context, h *protocol.Handler, w http.ResponseWriter, r *h
 
 // Request is the core's view of r; the body is left unread.
 func Request(r *http.Request) protocol.Request {
-	return protocol.Request{Method: r.Method, Signature: httpwire.Signature(r), Body: r.Body, ContentLength: r.ContentLength}
+	return protocol.Request{Method: r.Method, Signature: httpwire.Signature(r), Check: httpwire.Check(r), Body: r.Body, ContentLength: r.ContentLength}
 }
 
 // Write writes resp to w as the core does; the zero Response writes
 // nothing.
 func Write(w http.ResponseWriter, resp protocol.Response) {
-	httpwire.Write(w, resp.Status, resp.Body, resp.Allow != "")
+	httpwire.Write(w, resp.Status, resp.Body, resp.Allow != "", resp.CheckToken)
 }

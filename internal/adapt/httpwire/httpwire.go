@@ -1,6 +1,6 @@
 // Package httpwire is how the core's answers meet net/http, written once
 // for protocol.Handler.ServeHTTP and for the adapters that hand a net/http
-// request to the core themselves (internal/adapt/httpio): the one header the
+// request to the core themselves (internal/adapt/httpio): the headers the
 // core reads and how an answer is written.
 //
 // It is one of the adapters' run-time helpers (internal/adapt), imported by
@@ -15,8 +15,14 @@ import "net/http"
 // frameworks that are not built on it (internal/adapt/fasthttpio).
 const (
 	SignatureHeader = "Median-Signature" // the header that carries Median's signature, canonical
-	ContentType     = "application/json" // the Content-Type of every answer
-	Allow           = "GET, POST"        // the Allow header's value on a 405 answer
+	// CheckHeader marks a request as a check's, not Median's: a signed
+	// request carries its mark, another one a check token (PROTOCOL.md §10).
+	CheckHeader = "Median-Check"
+	// CheckTokenHeader carries the check token the core gives a check's
+	// signed request, for the check's unsigned and stale probes.
+	CheckTokenHeader = "Median-Check-Token"
+	ContentType      = "application/json" // the Content-Type of every answer
+	Allow            = "GET, POST"        // the Allow header's value on a 405 answer
 )
 
 // The header values every answer shares, never written to.
@@ -33,10 +39,19 @@ func Signature(r *http.Request) string {
 	return ""
 }
 
+// Check returns the Median-Check header of r, "" when absent.
+func Check(r *http.Request) string {
+	if v := r.Header[CheckHeader]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 // Write writes an answer: Content-Type application/json, the Allow header
-// when allow is set, the status and the body. A status of 0 writes
-// nothing (a second answer to one call).
-func Write(w http.ResponseWriter, status int, body []byte, allow bool) {
+// when allow is set, the Median-Check-Token header when checkToken is not
+// empty, the status and the body. A status of 0 writes nothing (a second
+// answer to one call).
+func Write(w http.ResponseWriter, status int, body []byte, allow bool, checkToken string) {
 	if status == 0 {
 		return
 	}
@@ -44,6 +59,9 @@ func Write(w http.ResponseWriter, status int, body []byte, allow bool) {
 	hdr["Content-Type"] = contentTypeValue
 	if allow {
 		hdr["Allow"] = allowValue
+	}
+	if checkToken != "" {
+		hdr[CheckTokenHeader] = []string{checkToken}
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)

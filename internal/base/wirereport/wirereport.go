@@ -31,9 +31,10 @@ type Report struct {
 		Source, Code, At string
 	}
 	Refused map[string]struct {
-		Count     int64
-		Last      string
-		MaxSkewMs *int64
+		Count       int64
+		Last        string
+		MaxSkewMs   *int64
+		Implausible int64
 	}
 	Store struct {
 		Kind                                      string
@@ -48,8 +49,13 @@ type Report struct {
 		LastServed string
 	}
 	Tools map[string]struct {
-		Calls, Results, Refusals, Failed, InvalidInput, OffContract, P50Ms, P99Ms int64
-		LastFailure                                                               *struct{ At, Code, Message string }
+		Calls, Results, Refusals, RateLimited, Failed, InvalidInput, OffContract, P50Ms, P99Ms int64
+		LastFailure                                                                            *struct{ At, Code, Message string }
+	}
+	Checks *struct {
+		Requests, Calls int64
+		Last            string
+		Refused         map[string]int64
 	}
 	App     json.RawMessage
 	Omitted int

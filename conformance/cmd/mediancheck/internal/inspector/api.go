@@ -117,16 +117,50 @@ func (s *Server) serveReplay(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, s.record(e, body))
 }
 
-// serveDiagnostics asks the endpoint for its diagnostics report.
+// serveDiagnostics asks the endpoint for its diagnostics report, and says
+// its clock readings in words among the view's notes.
 func (s *Server) serveDiagnostics(w http.ResponseWriter, r *http.Request) {
-	e := newEntry("diagnostics", s.client.Post(r.Context(), wire.DiagnosticsBody), true)
+	x := s.client.Post(r.Context(), wire.DiagnosticsBody)
+	e := newEntry("diagnostics", x, true)
+	if e.View != nil {
+		e.View.Notes = append(e.View.Notes, clockNotes(x.Answer)...)
+	}
 	writeJSON(w, s.record(e, nil))
 }
 
-// serveHistory lists this run's entries, oldest first.
-func (s *Server) serveHistory(w http.ResponseWriter, _ *http.Request) {
+// clockNotes says a report's clock readings in words: the skew of the
+// diagnostics request this machine signed, and the stale requests'.
+func clockNotes(answer []byte) []string {
+	var a struct {
+		Result struct {
+			Clock struct {
+				SkewMs *int64 `json:"skewMs"`
+			} `json:"clock"`
+			Refused struct {
+				Stale struct {
+					MaxSkewMs int64 `json:"maxSkewMs"`
+				} `json:"stale_timestamp"`
+			} `json:"refused"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(answer, &a) != nil {
+		return nil
+	}
+	var notes []string
+	if sk := a.Result.Clock.SkewMs; sk != nil {
+		notes = append(notes, fmt.Sprintf("clock.skewMs %d: %s", *sk, wire.ClockWords(*sk, "this machine", "the server")))
+	}
+	if sk := a.Result.Refused.Stale.MaxSkewMs; sk != 0 {
+		notes = append(notes, fmt.Sprintf("refused.stale_timestamp.maxSkewMs %d: if the furthest off in the last hour came from Median, %s", sk, wire.ClockWords(sk, "Median", "this server")))
+	}
+	return notes
+}
+
+// serveHistory lists this run's entries, oldest first: [] before the
+// first, never null.
+func (s *Server) serveHistory(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	list := append([]*entry(nil), s.history...)
+	list := append([]*entry{}, s.history...)
 	s.mu.Unlock()
 	writeJSON(w, map[string]any{"entries": list})
 }

@@ -120,6 +120,9 @@ func TestCallShowsTheAgentsView(t *testing.T) {
 	if d.Kind != "diagnostics" || d.View.Told != agent.ToldDiagnostics || d.View.Text == "" {
 		t.Errorf("diagnostics %+v", d.View)
 	}
+	if len(d.View.Notes) == 0 || !strings.HasPrefix(d.View.Notes[0], "clock.skewMs ") || !strings.Contains(d.View.Notes[0], ": this machine's clock ") {
+		t.Errorf("the diagnostics' notes say no skew in words: %q", d.View.Notes)
+	}
 
 	var hist struct{ Entries []entry }
 	p.api(t, "/api/history", nil, &hist)
@@ -238,5 +241,20 @@ func TestFormProblem(t *testing.T) {
 		if (want == "") != (got == "") || !strings.Contains(got, want) {
 			t.Errorf("%s: %q, want %q", schema, got, want)
 		}
+	}
+}
+
+// TestClockNotes: the report's skews in words, with the sign of §10.
+func TestClockNotes(t *testing.T) {
+	got := clockNotes([]byte(`{"result":{"clock":{"skewMs":-90000},"refused":{"stale_timestamp":{"count":2,"maxSkewMs":-360000}}}}`))
+	want := []string{
+		"clock.skewMs -90000: this machine's clock is 1 minute 30 seconds ahead of the server's",
+		"refused.stale_timestamp.maxSkewMs -360000: if the furthest off in the last hour came from Median, Median's clock is 6 minutes ahead of this server's",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("notes\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if clockNotes([]byte(`{"result":{"db":"ok"}}`)) != nil {
+		t.Error("a report of its own has no clock notes")
 	}
 }

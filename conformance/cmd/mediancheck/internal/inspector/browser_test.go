@@ -329,3 +329,44 @@ func TestBrowserForm(t *testing.T) {
 		t.Errorf("seats %q (%v) after editing the raw JSON", seats, err)
 	}
 }
+
+// TestBrowserReadsWhatHappened: the page's first load, with no history
+// yet, shows no error; a result without hints shows no widget button
+// (not even an empty one); and the history names a refusal by its reason,
+// not as a plain result.
+func TestBrowserReadsWhatHappened(t *testing.T) {
+	up := startCatalog(t)
+	p := startInspector(t, up.URL, 0)
+	ctx := chromium(t)
+	form := chromedp.CSS(`#form input[name="orderId"]`)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(p.URL+"/?token="+p.s.Token()),
+		chromedp.WaitVisible(chromedp.CSS(`#tools button[data-tool="lookup_order"]`)),
+		chromedp.WaitEnabled(chromedp.CSS("#reload")), // the first load, tools and history, is over
+	); err != nil {
+		t.Fatal(err)
+	}
+	banner, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("banner").hidden ? "" : document.getElementById("banner").textContent`))
+	if err != nil || banner != "" {
+		t.Errorf("the first load shows the banner %q (%v)", banner, err)
+	}
+
+	// An unverified visitor: lookup_order refuses, with no hint.
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#tools button[data-tool="lookup_order"]`)),
+		chromedp.WaitVisible(form),
+		chromedp.SendKeys(form, "A-1001"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	click(t, ctx, "#send")
+	waitText(t, ctx, "#view-told", "(a refusal: not_signed_in)")
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const b = document.getElementById("view-button"); return getComputedStyle(b).display + " " + b.getBoundingClientRect().width; })()`))
+	if err != nil || shown != "none 0" {
+		t.Errorf("the widget button of a result without hints: display and width %q (%v), want none 0", shown, err)
+	}
+	line := waitText(t, ctx, `#history li[data-n="1"]`, "lookup_order 200 refused not_signed_in")
+	if strings.Contains(line, "result") {
+		t.Errorf("the history reads the refusal as %q", line)
+	}
+}

@@ -208,7 +208,7 @@ function show(e) {
   $("answer-title").textContent = "#" + e.n + " " + (e.kind === "replay" ? "replay of #" + e.replayOf + " " : "") + what;
   const v = e.view;
   $("view-told").className = "told told-" + (v ? v.told : "not_answering");
-  $("view-told").textContent = v ? told[v.told] + (v.refusal ? " (a refusal)" : "") : "No answer: " + e.error;
+  $("view-told").textContent = v ? told[v.told] + (v.refusal ? " (a refusal: " + v.reason + ")" : "") : "No answer: " + e.error;
   $("view-text").textContent = v ? (v.told === "outside_contract" ? v.problem : v.text) : "";
   $("view-text").hidden = !v || (!v.text && !v.problem);
   const button = $("view-button");
@@ -244,7 +244,14 @@ async function loadHistory() {
   const data = await api("/api/history");
   $("history").replaceChildren(...data.entries.slice().reverse().map((e) => el("li", { dataset: { n: e.n } },
     el("button", { type: "button", textContent: "#" + e.n, onclick: () => { show(e); if (e.kind !== "diagnostics") fillFrom(e); } }),
-    el("span", { textContent: (e.kind === "diagnostics" ? "diagnostics" : e.tool) + (e.kind === "replay" ? " (replay)" : "") + " " + (e.status || "—") + " " + (e.view ? e.view.told : "") }))));
+    el("span", { textContent: (e.kind === "diagnostics" ? "diagnostics" : e.tool) + (e.kind === "replay" ? " (replay)" : "") + " " + (e.status || "—") + " " + outcome(e.view) }))));
+}
+
+// outcome is a history line's last word: what the agent was told, and a
+// refusal's reason instead of "result".
+function outcome(v) {
+  if (!v) return "";
+  return v.refusal ? "refused " + v.reason : v.told;
 }
 
 async function replay() {
