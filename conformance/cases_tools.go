@@ -64,7 +64,7 @@ func executionCases() []testCase {
 			}
 			return pass(last)
 		}),
-		c("execution/failed", "§3", "each sample whose tool returns an error answers 200 execution_failed with the error's message", true, func(s *session) finding {
+		c("execution/failed", "§3", "each sample whose tool returns an error answers 200 execution_failed with a message", true, func(s *session) finding {
 			list, held := s.runnable(wantFailure)
 			if len(list) == 0 {
 				return noSample(`expecting execution_failed (Expect: "execution_failed"; usually only the library's fixtures)`, held)

@@ -161,7 +161,7 @@ func TestReportCounts(t *testing.T) {
 // TestReportLastFailureIsCut: a long message is cut to 200 characters.
 func TestReportLastFailureIsCut(t *testing.T) {
 	long := NewTool("long", RiskLow, "Fails long.", func(ctx context.Context, c ToolCall[echoInput]) (any, error) {
-		return nil, errors.New(strings.Repeat("é", 300))
+		return nil, AgentErrorf("%s", strings.Repeat("é", 300))
 	})
 	h, _ := newHandler(t, Config{Tools: []*Tool{long}})
 	h.Serve(context.Background(), post(toolCall("long", "callid_1", `{"orderId":1}`)))
