@@ -2,22 +2,54 @@ package catalog_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/median-go/median/conformance"
 	"github.com/median-go/median/examples/catalog"
 	"github.com/median-go/median/examples/catalog/catalogtest"
+	"github.com/median-go/median/internal/testonly/errorleak"
 	"github.com/median-go/median/internal/testonly/pgtest"
 )
+
+// TestPgxErrorsReachOnlyTheLog: the error pgx gives a query when its
+// pool cannot connect (a closed port, a password in the connection
+// string), plain and wrapped as tableStatus wraps it, leaves the server
+// only by its log: not in the answer, the report, the Event, a span or a
+// metric (errorleak.Check). It lives here because only the examples and
+// protocol/pgstore import pgx.
+func TestPgxErrorsReachOnlyTheLog(t *testing.T) {
+	const user, password, database = "leak_user_q7", "leak-pass-Z9x", "leak_db_q7"
+	port := strconv.Itoa(errorleak.ClosedPort(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pool, err := pgxpool.New(ctx, "postgres://"+user+":"+password+"@127.0.0.1:"+port+"/"+database+"?sslmode=disable&connect_timeout=5")
+	require.NoError(t, err, "pgxpool.New connects lazily")
+	defer pool.Close()
+	var status string
+	pgErr := pool.QueryRow(ctx, "SELECT status FROM orders WHERE order_id = $1", "A-1").Scan(&status)
+	require.Error(t, pgErr)
+	secrets := []string{user, database, "127.0.0.1", port}
+	if strings.Contains(pgErr.Error(), password) { // pgx leaves it out today
+		secrets = append(secrets, password)
+	}
+	errorleak.Check(t, []errorleak.Leak{
+		{Tool: "pg_down", Err: pgErr, Secrets: secrets},
+		{Tool: "pg_down_wrapped", Err: fmt.Errorf("could not read order A-1: %w", pgErr), Secrets: secrets},
+	})
+}
 
 // syncBuffer is a bytes.Buffer safe for concurrent writes.
 type syncBuffer struct {

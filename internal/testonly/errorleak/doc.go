@@ -1,13 +1,13 @@
-// Package errorleak holds the test that real infrastructure errors reach
-// Median's agent as nothing but the tool's name and a reference
-// (docs/PROTOCOL.md §3): a pgx connection error with a password in its
-// connection string, a *url.Error whose URL holds a password, an
-// *os.PathError, and each of them wrapped. None of their users,
-// passwords, hosts, ports, database names or paths may appear in the
-// answer, the diagnostics report, a span or a metric; each must be in the
-// server's log under the answer's reference.
+// Package errorleak checks that real infrastructure errors reach Median's
+// agent as nothing but the tool's name and a reference (docs/PROTOCOL.md
+// §3): [Check] serves one call of a tool per error and asserts that none
+// of the error's users, passwords, hosts, ports, database names or paths
+// appears in the answer, the diagnostics report, the Observer's event, a
+// span or a metric, and that the server's log holds the error's whole
+// text under the answer's reference.
 //
-// It lives in its own package under internal/ because its test imports
-// pgx and OpenTelemetry's SDK together, which neither the core's tests
-// nor otelmedian's may load.
+// Its own test runs Check on a *url.Error whose URL holds a password and
+// an *os.PathError, each also wrapped; examples/catalog runs it on pgx's
+// connection errors (only protocol/pgstore and the examples import pgx).
+// It is a harness of the module's own tests: no shipped code imports it.
 package errorleak
