@@ -32,6 +32,7 @@ import (
 // still finds it in.
 type AgentError struct {
 	// Message is what the agent reads: one line it can use in its reply.
+	// An AgentError without one is answered as any other error.
 	Message string
 	// Err, when set, is the cause: it goes to the server's log with the
 	// call, never to the agent. errors.Is and errors.As see it.
@@ -56,8 +57,8 @@ func (e *AgentError) Error() string {
 		return e.Message
 	}
 	cause := e.Err.Error()
-	if cause == e.Message {
-		return e.Message
+	if e.Message == "" || cause == e.Message {
+		return cause
 	}
 	return e.Message + ": " + cause
 }
@@ -71,10 +72,10 @@ func (e *AgentError) Unwrap() error {
 }
 
 // agentMessage is the message of the first *AgentError in err's chain;
-// ok is false when there is none.
+// ok is false when there is none, or it is nil or has no Message.
 func agentMessage(err error) (msg string, ok bool) {
 	var ae *AgentError
-	if errors.As(err, &ae) && ae != nil {
+	if errors.As(err, &ae) && ae != nil && ae.Message != "" {
 		return ae.Message, true
 	}
 	return "", false

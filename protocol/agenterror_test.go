@@ -77,11 +77,15 @@ func TestAgentErrorIsShown(t *testing.T) {
 	assert.Equal(t, "m: "+cause.Error(), (&AgentError{Message: "m", Err: cause}).Error())
 	assert.ErrorIs(t, &AgentError{Message: "m", Err: cause}, cause)
 	assert.Equal(t, errCancelled.Error(), (&AgentError{Message: errCancelled.Error(), Err: errCancelled}).Error(), "the message once, not twice")
-	// A nil *AgentError marks nothing: it is an error like any other.
+	// A nil *AgentError, or one without a Message, marks nothing: it is an
+	// error like any other.
 	var nilAgent *AgentError
-	h, _ := newHandler(t, Config{Tools: []*Tool{fnTool("t", func(context.Context) (any, error) { return nil, fmt.Errorf("x: %w", nilAgent) })}})
-	resp := h.Serve(context.Background(), post(toolCall("t", "c", `{}`)))
-	requireHidden(t, requireError(t, resp, http.StatusOK, CodeExecutionFailed), "t")
+	for _, err := range []error{fmt.Errorf("x: %w", nilAgent), &AgentError{Err: cause}} {
+		h, logs := newHandler(t, Config{Tools: []*Tool{fnTool("t", func(context.Context) (any, error) { return nil, err })}})
+		resp := h.Serve(context.Background(), post(toolCall("t", "c", `{}`)))
+		ref := requireHidden(t, requireError(t, resp, http.StatusOK, CodeExecutionFailed), "t")
+		assert.Equal(t, err.Error(), requireLoggedUnder(t, logs, ref)["error"])
+	}
 }
 
 // TestHiddenErrorEverywhere: the reference of an error the agent is not
