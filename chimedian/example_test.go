@@ -172,16 +172,18 @@ func ExampleMount_chain() {
 	// 200 {"result":{"customer":"user_7","order":"A-1001"}}
 }
 
-// Respond answers the call: an error is execution_failed with its message,
-// which the agent reads.
+// Respond answers the call: an error is execution_failed. The agent reads
+// the message of an error meant for it (a protocol.AgentError); of any
+// other error only the tool's name and a reference to the log line that
+// holds it.
 func ExampleRespond() {
 	r := chi.NewRouter()
 	chimedian.Mount(r, "/median", newHandler(), http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		chimedian.Respond(w, req, nil, fmt.Errorf("the order service is down"))
+		chimedian.Respond(w, req, nil, protocol.AgentErrorf("The order service is down; try again in a few minutes."))
 	}))
 
 	fmt.Println(send(r, "/median", lookupCall))
-	// Output: 200 {"error":{"code":"execution_failed","message":"the order service is down"}}
+	// Output: 200 {"error":{"code":"execution_failed","message":"The order service is down; try again in a few minutes."}}
 }
 
 // send POSTs body to path as Median would, signed now, with an

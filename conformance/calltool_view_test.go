@@ -39,7 +39,7 @@ func viewTools() []*protocol.Tool {
 			}),
 		protocol.NewTool("broken", protocol.RiskLow, "Fails (test).",
 			func(ctx context.Context, call protocol.ToolCall[struct{}]) (viewOrder, error) {
-				return viewOrder{}, errFailed
+				return viewOrder{}, &protocol.AgentError{Message: errFailed.Error(), Err: errFailed} // meant for the agent, which reads its message
 			}),
 	}
 }

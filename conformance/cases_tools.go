@@ -19,7 +19,7 @@ func executionCases() []testCase {
 			eachSample(wantResult, "expecting a result", answersResult)),
 		c("execution/refusal", "§3.1", "each sample expecting a refusal answers 200 with a refusal result: every field optional, ok/known/allowed only ever false, outcome blocked or unknown, at least one of them present", true,
 			eachSample(wantRefusal, `expecting a refusal (Expect: "refusal")`, answersRefusal)),
-		c("execution/failed", "§3", "each sample whose tool returns an error answers 200 execution_failed with the error's message", true,
+		c("execution/failed", "§3", "each sample whose tool returns an error answers 200 execution_failed with a message", true,
 			eachSample(wantFailure, `expecting execution_failed (Expect: "execution_failed"; usually only the library's fixtures)`, answersFailed)),
 		c("execution/panic", "§3", "each sample whose tool panics answers 200 execution_failed, and the endpoint keeps answering", true,
 			eachSample(wantPanic, `expecting a panic (Expect: "panic"; usually only the library's fixtures)`, answersPanicAndServes)).

@@ -45,11 +45,17 @@ func TestReturnedErrorIsTheAnswer(t *testing.T) {
 	})
 
 	body := adaptertest.ToolCall(adaptertest.ToolCustom, "call_err", `{}`)
-	for range 2 {
+	var first string
+	for i := range 2 {
 		w := httptest.NewRecorder()
 		e.ServeHTTP(w, signed(context.Background(), body))
 		assert.Equal(t, http.StatusOK, w.Code)
-		assert.JSONEq(t, `{"error":{"code":"execution_failed","message":"the order service is down"}}`, w.Body.String())
+		// Not meant for the agent: it reads the tool's name and a reference.
+		adaptertest.RequireHiddenFailure(t, adaptertest.ToolCustom, w.Body.Bytes())
+		if i == 0 {
+			first = w.Body.String()
+		}
+		assert.Equal(t, first, w.Body.String(), "the repeat gets the kept answer")
 	}
 	assert.Equal(t, 1, runs, "the repeat gets the kept answer")
 	assert.False(t, errorHandlerRan)

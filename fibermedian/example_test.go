@@ -173,17 +173,19 @@ func ExampleMount_chain() {
 	// 200 {"result":{"customer":"user_7","order":"A-1001"}}
 }
 
-// Respond answers the call: an error is execution_failed with its message,
-// which the agent reads. Returning the error from the handler answers the
-// same.
+// Respond answers the call: an error is execution_failed. The agent reads
+// the message of an error meant for it (a protocol.AgentError); of any
+// other error only the tool's name and a reference to the log line that
+// holds it. Returning the error from the
+// handler answers the same.
 func ExampleRespond() {
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
 	fibermedian.Mount(app, "/median", newHandler(), func(c *fiber.Ctx) error {
-		return fibermedian.Respond(c, nil, fmt.Errorf("the order service is down"))
+		return fibermedian.Respond(c, nil, protocol.AgentErrorf("The order service is down; try again in a few minutes."))
 	})
 
 	fmt.Println(send(app, "/median", lookupCall))
-	// Output: 200 {"error":{"code":"execution_failed","message":"the order service is down"}}
+	// Output: 200 {"error":{"code":"execution_failed","message":"The order service is down; try again in a few minutes."}}
 }
 
 // Do runs a fiber app in memory for tests: here it sends a signed call, and

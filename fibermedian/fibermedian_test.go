@@ -280,14 +280,21 @@ func TestReturnedErrorIsTheAnswer(t *testing.T) {
 		return fiber.ErrUnauthorized
 	})
 	body := adaptertest.ToolCall(adaptertest.ToolCustom, "call_err", `{}`)
-	for range 2 {
+	var first string
+	for i := range 2 {
 		req := adaptertest.NewSignedRequest(http.MethodPost, adaptertest.Path, body)
 		res, err := fibermedian.Do(app)(req)
 		require.NoError(t, err)
 		got, _ := io.ReadAll(res.Body)
 		require.NoError(t, res.Body.Close())
 		assert.Equal(t, http.StatusOK, res.StatusCode)
-		assert.JSONEq(t, `{"error":{"code":"execution_failed","message":"Unauthorized"}}`, string(got))
+		// fiber's error is not meant for the agent: it reads the tool's
+		// name and a reference.
+		adaptertest.RequireHiddenFailure(t, adaptertest.ToolCustom, got)
+		if i == 0 {
+			first = string(got)
+		}
+		assert.Equal(t, first, string(got), "the repeat gets the kept answer")
 	}
 	assert.Equal(t, 1, runs, "the repeat gets the kept answer")
 	assert.False(t, errorHandlerRan)

@@ -1,7 +1,13 @@
 package otelmedian_test
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -110,5 +116,44 @@ func TestInputAndResultOptIn(t *testing.T) {
 	}
 	for _, marker := range []string{orderID, orderStatus, "call_"} {
 		assert.NotContains(t, metrics, marker, "metrics never carry content or ids")
+	}
+}
+
+// An error the tool did not mark for the agent reaches the telemetry as
+// the answer's safe message and its reference, never as its text: the
+// span carries the reference by default (the log has the error under
+// it); metrics carry neither, as a reference is one series per failure.
+func TestHiddenErrorIsItsReference(t *testing.T) {
+	const secret = "dial tcp 10.9.8.7:5432: password authentication failed for user shop_admin"
+	for _, opts := range [][]otelmedian.Option{nil, {otelmedian.WithInputAndResult()}} {
+		var logs strings.Builder
+		e := newEnv(t, protocol.Config{
+			Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+			Tools: []*protocol.Tool{protocol.NewTool("lookup_order", protocol.RiskLow, "Look up an order.",
+				func(context.Context, protocol.ToolCall[orderInput]) (orderResult, error) {
+					return orderResult{}, fmt.Errorf("lookup order: %w", errors.New(secret))
+				})},
+		}, opts...)
+		var a struct {
+			Error struct{ Message string } `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(e.do(t, http.MethodPost, callBody("lookup_order", "call_hidden", orderInputJSON, protocol.RiskLow)).Body.Bytes(), &a))
+		m := regexp.MustCompile(`^tool lookup_order failed \(reference ([0-9a-f]{8})\)`).FindStringSubmatch(a.Error.Message)
+		require.NotNil(t, m, "the answer names the tool and a reference: %q", a.Error.Message)
+		ref := m[1]
+
+		span := e.onlyToolSpan(t)
+		assert.Equal(t, ref, attrs(span.Attributes())["median.error.ref"])
+		if len(opts) > 0 {
+			assert.Equal(t, a.Error.Message, span.Status().Description, "with content, the status is the message the agent read")
+		}
+		spans, metrics := e.recorded(t)
+		for _, marker := range []string{"10.9.8.7", "5432", "password", "shop_admin", "lookup order:"} {
+			assert.NotContains(t, spans, marker)
+			assert.NotContains(t, metrics, marker)
+		}
+		assert.NotContains(t, metrics, ref, "a reference is not a metric attribute")
+		assert.Contains(t, logs.String(), "errorRef="+ref, "the log has the reference")
+		assert.Contains(t, logs.String(), "shop_admin", "and the error")
 	}
 }

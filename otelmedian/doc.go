@@ -44,6 +44,10 @@
 //	                        (the tool did not run again)
 //	median.refusal.reason   the reason of a refusal result (not_signed_in,
 //	                        approval_required, …); a refusal is not an error
+//	median.error.ref        the reference of an execution_failed answer that
+//	                        did not show the tool's error to the agent
+//	                        (protocol.Event.ErrorRef): the server's log has
+//	                        the error under it (errorRef)
 //	median.evicted_early    answers the replay store dropped early to keep
 //	                        this one, when there were any
 //	median.off_contract     true when your own handler, behind the
@@ -56,7 +60,8 @@
 // With [WithInputAndResult] the span also carries the call's input as
 // gen_ai.tool.call.arguments, the result of a successful call (refusals
 // included) as gen_ai.tool.call.result, both as JSON strings, and an
-// error's message as the span status description. They are left out by
+// error answer's message (what the agent read, never the tool's own error
+// unless it was meant for the agent) as the span status description. They are left out by
 // default because they may hold personal data. Nothing about the visitor is
 // ever recorded.
 //

@@ -2,7 +2,6 @@ package otelmedian_test
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -60,7 +59,9 @@ func tools() []*protocol.Tool {
 			}),
 		protocol.NewTool("charge_card", protocol.RiskMedium, "Charge the card.",
 			func(context.Context, protocol.ToolCall[orderInput]) (orderResult, error) {
-				return orderResult{}, fmt.Errorf("payment gateway unreachable for %s", orderID)
+				// Marked for the agent, so the answer carries its message, and
+				// with it a marker of personal data.
+				return orderResult{}, protocol.AgentErrorf("payment gateway unreachable for %s", orderID)
 			}),
 		protocol.NewTool("cancel_order", protocol.RiskLow, "Cancel an order.",
 			func(context.Context, protocol.ToolCall[orderInput]) (orderResult, error) {

@@ -29,6 +29,7 @@ const (
 	keyEvictedEarly  = attribute.Key("median.evicted_early")
 	keyOutcome       = attribute.Key("median.outcome")
 	keyOffContract   = attribute.Key("median.off_contract")
+	keyErrorRef      = attribute.Key("median.error.ref")
 )
 
 // The values of median.outcome.
@@ -118,6 +119,9 @@ func (o *Observer) span(ctx context.Context, ev protocol.Event) {
 	}
 	if ev.Code != "" {
 		attrs = append(attrs, semconv.ErrorTypeKey.String(string(ev.Code)))
+	}
+	if ev.ErrorRef != "" {
+		attrs = append(attrs, keyErrorRef.String(ev.ErrorRef))
 	}
 	if ev.Refusal != "" {
 		attrs = append(attrs, keyRefusalReason.String(ev.Refusal))

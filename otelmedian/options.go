@@ -30,7 +30,8 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 
 // WithInputAndResult records each call's input and, on success, its result
 // on the call's span (gen_ai.tool.call.arguments and gen_ai.tool.call.result,
-// as JSON strings), and an error's message as the span status description.
+// as JSON strings), and an error answer's message (what the agent read) as
+// the span status description.
 // Turn it on only where your traces may hold what customers typed and what
 // your tools answered: both may be personal data. Metrics never carry them.
 // An input may be as long as the request body (1 MiB by default): bound

@@ -35,7 +35,7 @@ func (h *Handler) runTool(ctx context.Context, st *callState) Response {
 	}
 	result, err := protect(h, runCtx, "the tool", st.call, func() (any, error) { return st.run(runCtx) })
 	if err != nil && tool.timeout > 0 && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-		err = fmt.Errorf("tool %s timed out after %s", tool.name, tool.timeout)
+		err = &AgentError{Message: fmt.Sprintf("tool %s timed out after %s", tool.name, tool.timeout), Err: err}
 	}
 	return h.encodeAnswer(ctx, st, result, err)
 }
@@ -94,16 +94,38 @@ func (h *Handler) answer(ctx context.Context, st *callState, result any, err err
 	if errors.As(err, &o) {
 		err = o.err
 	}
-	msg := err.Error()
-	if rewrite := h.cfg.ErrorMessage; rewrite != nil {
-		h.cfg.Logger.InfoContext(ctx, "median: tool returned an error", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", msg)
-		msg = rewrite(ctx, call, err)
-	}
-	return errorResponse(newError(CodeExecutionFailed, msg))
+	return errorResponse(newError(CodeExecutionFailed, h.failureMessage(ctx, call, err)))
 }
 
-// opaqueError is an error answered execution_failed with its message
-// whatever code it carries: an interceptor's error (see [Interceptor]).
+// failureMessage is the message of the execution_failed answer to a
+// tool's (or an interceptor's, or a middleware handler's) error: what
+// Config.ErrorMessage returns when it is set and returns something; else
+// the Message of an [AgentError] in err's chain; else a message naming
+// only the tool and a new reference, with the error's full text in the
+// log under that reference (PROTOCOL.md §3). Whenever the agent reads
+// less than the error's full text, that text is logged.
+func (h *Handler) failureMessage(ctx context.Context, call *Call, err error) string {
+	full := err.Error() // under encodeAnswer's protection: an Error that panics fails the answer
+	if rewrite := h.cfg.ErrorMessage; rewrite != nil {
+		if msg := rewrite(ctx, call, err); msg != "" {
+			h.cfg.Logger.InfoContext(ctx, "median: tool returned an error", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", full)
+			return msg
+		}
+	}
+	if msg, ok := agentMessage(err); ok {
+		if msg != full {
+			h.cfg.Logger.InfoContext(ctx, "median: tool returned an error", "tool", call.Tool, "toolCallId", call.ToolCallID, "error", full)
+		}
+		return msg
+	}
+	ref := newErrorRef()
+	h.cfg.Logger.ErrorContext(ctx, "median: tool failed; the agent was told only the tool's name and this errorRef",
+		"tool", call.Tool, "toolCallId", call.ToolCallID, "errorRef", ref, "error", full)
+	return hiddenErrorMessage(call.Tool, ref)
+}
+
+// opaqueError is an error answered execution_failed whatever code it
+// carries: an interceptor's error (see [Interceptor]).
 // It has no Unwrap on purpose, so that answer finds no code in it.
 type opaqueError struct{ err error }
 

@@ -81,14 +81,23 @@ func TestRefusalJSON(t *testing.T) {
 	assert.Equal(t, "tool_refused: No.", Refuse("", "No.").Error())
 }
 
+// TestExecutionFailed: an error the tool's author did not mark for the
+// agent is answered with the tool's name and a reference; the log has the
+// error under that reference, at level ERROR.
 func TestExecutionFailed(t *testing.T) {
 	h, logs := newHandler(t, Config{Tools: []*Tool{fnTool("t", func(context.Context) (any, error) {
 		return nil, errors.New("warehouse API: 503 from https://wh.internal/orders")
 	})}})
 	resp := h.Serve(context.Background(), post(toolCall("t", "c", `{}`)))
 	msg := requireError(t, resp, http.StatusOK, CodeExecutionFailed)
-	assert.Equal(t, "warehouse API: 503 from https://wh.internal/orders", msg)
-	assert.Empty(t, logs.find(t, "tool returned an error"), "logged only when a hook rewrites it")
+	ref := requireHidden(t, msg, "t")
+	assert.NotContains(t, string(resp.Body), "wh.internal")
+	line := requireLoggedUnder(t, logs, ref)
+	assert.Equal(t, "ERROR", line["level"])
+	assert.Equal(t, "warehouse API: 503 from https://wh.internal/orders", line["error"])
+	assert.Equal(t, "t", line["tool"])
+	assert.Equal(t, "c", line["toolCallId"])
+	assert.Empty(t, logs.find(t, "tool returned an error"), "the hidden error is logged once, under its reference")
 }
 
 func TestErrorMessageHook(t *testing.T) {

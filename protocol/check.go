@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
@@ -62,7 +63,7 @@ func (k Key) CheckMark(t time.Time) string {
 		return ""
 	}
 	var sum [sha256.Size]byte
-	k.hmacOf(checkMarkDomain, []byte(strconv.FormatInt(t.UnixMilli(), 10)), &sum)
+	k.mac(checkMarkDomain, []byte(strconv.FormatInt(t.UnixMilli(), 10)), &sum)
 	return hex.EncodeToString(sum[:])
 }
 
@@ -75,7 +76,7 @@ func (k Key) markMatches(ts, mark string) bool {
 	}
 	var sum [sha256.Size]byte
 	k.checkMAC(checkMarkDomain, ts, &sum)
-	return equalMAC(&sum, &want)
+	return hmac.Equal(sum[:], want[:])
 }
 
 // checkMAC puts the HMAC-SHA256 of "<domain>.<value>" under k in sum, as
@@ -123,7 +124,7 @@ func validCheckToken(token string, now time.Time, keys []Key) bool {
 		}
 		var sum [sha256.Size]byte
 		k.checkMAC(checkTokenDomain, exp, &sum)
-		ok = equalMAC(&sum, &want) || ok // every key is tried: the time taken does not say which matched
+		ok = hmac.Equal(sum[:], want[:]) || ok // every key is tried: the time taken does not say which matched
 	}
 	return ok
 }

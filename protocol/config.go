@@ -130,9 +130,15 @@ type Config struct {
 	// package). It must not block; a panic in it is logged and ignored.
 	Observer func(ctx context.Context, ev Event)
 
-	// ErrorMessage, when set, rewrites the message of a tool's error before
-	// it is answered as execution_failed, for teams that must not show
-	// internals to the agent. The original error is still logged.
+	// ErrorMessage, when set, is your own policy for what the agent reads
+	// of an error: it is called with every error a tool, an interceptor or
+	// a handler behind the middleware answers execution_failed with
+	// (never a panic), and the message it returns is answered as it is,
+	// and the error logged at level Info. When it returns "", the default
+	// rule answers: an [AgentError]'s Message, or else the tool's name and
+	// a reference, with the error logged under that reference. Return ""
+	// for every error your policy does not know, and never the text of an
+	// error you did not write.
 	ErrorMessage func(ctx context.Context, call *Call, err error) string
 
 	// Store keeps answers by toolCallId for replay protection. When nil, an
@@ -193,6 +199,11 @@ type Event struct {
 	// Refusal is the reason of a refusal result ("approval_required",
 	// "not_signed_in", …); empty otherwise.
 	Refusal string
+	// ErrorRef is the reference of an execution_failed answer that did not
+	// show the tool's error (see [AgentError]): the answer's message holds
+	// it, and the log line with the error carries it as errorRef. Empty
+	// otherwise. A repeat's answer holds its first answer's reference.
+	ErrorRef string
 	// Replayed is true when the answer came from the replay store.
 	Replayed bool
 	// OffContract is true when, in middleware mode, the app's own handlers

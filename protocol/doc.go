@@ -14,7 +14,10 @@
 //
 // Every answer is JSON. Errors carry one of the [Code] values and a message
 // written for whoever has to fix the problem; no key, derived secret or
-// computed signature ever appears in an answer or a log line.
+// computed signature ever appears in an answer or a log line. The agent
+// reads a tool's error only when the tool's author says so, with an
+// [AgentError]; any other error is answered with the tool's name and a
+// reference to the log line that holds it.
 //
 // # Handler chains
 //

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"time"
 
@@ -191,6 +193,37 @@ func ExampleRefuse() {
 	// Output:
 	// {"result":{"ok":false,"allowed":false,"outcome":"blocked","reason":"already_shipped","detail":"The order has shipped; offer a return instead."}}
 	// {"result":{"ok":false,"known":false,"outcome":"unknown","reason":"no_such_order","detail":"There is no order A-9999."}}
+}
+
+// The agent reads the message of an error the tool meant for it; of any
+// other error, the tool's name and a reference to the log line that holds
+// the error (the reference changes with every failure, so it is masked
+// here).
+func ExampleAgentError() {
+	errDown := errors.New("dial tcp 10.0.0.7:5432: connect: connection refused")
+	tool := protocol.NewTool("lookup_order", protocol.RiskLow, "Look up one of the visitor's orders.", func(ctx context.Context, call protocol.ToolCall[OrderInput]) (OrderStatus, error) {
+		switch id := call.Input.OrderID; id {
+		case "A-0":
+			return OrderStatus{}, protocol.AgentErrorf("There is no order %s: order numbers start at A-1000.", id)
+		case "A-1":
+			// The agent reads Message; the log gets the cause too.
+			return OrderStatus{}, &protocol.AgentError{Message: "The order service is down; try again in a few minutes.", Err: errDown}
+		default:
+			return OrderStatus{}, fmt.Errorf("lookup order %s: %w", id, errDown)
+		}
+	})
+	h, _ := protocol.New(protocol.Config{Keys: []string{exampleKey}, Tools: []*protocol.Tool{tool}, Logger: slog.New(slog.DiscardHandler)})
+	ref := regexp.MustCompile(`reference [0-9a-f]{8}`)
+	for i, id := range []string{"A-0", "A-1", "A-2"} {
+		body := fmt.Sprintf(`{"tool":"lookup_order","toolCallId":"call_%d","input":{"orderId":%q},"context":{"conversationId":"c","risk":"low","visitor":{"verified":false}}}`, i, id)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, signed(http.MethodPost, "/", body))
+		fmt.Println(ref.ReplaceAllString(rec.Body.String(), "reference ########"))
+	}
+	// Output:
+	// {"error":{"code":"execution_failed","message":"There is no order A-0: order numbers start at A-1000."}}
+	// {"error":{"code":"execution_failed","message":"The order service is down; try again in a few minutes."}}
+	// {"error":{"code":"execution_failed","message":"tool lookup_order failed (reference ########); the server's log has the details"}}
 }
 
 // Embed Hints in a result to offer a button and a highlight in the widget.

@@ -412,6 +412,9 @@ func (h *Handler) observe(ctx context.Context, st *callState, resp Response, too
 	}
 	if c := st.call; c != nil {
 		ev.Tool, ev.ToolCallID, ev.Risk, ev.Input = c.Tool, c.ToolCallID, c.Risk, c.RawInput
+		if ev.Code == CodeExecutionFailed {
+			ev.ErrorRef = errorRefOf(c.Tool, ev.Answer)
+		}
 	}
 	if st.verified {
 		_, _ = protect(h, ctx, "Config.Observer", nil, func() (struct{}, error) {

@@ -1,18 +1,17 @@
 package protocol
 
 import (
-	"crypto/fips140"
 	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding"
-	"encoding/binary"
+	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
-	"io"
+	"hash"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -42,10 +41,12 @@ type Key struct {
 type keyState struct {
 	secret      []byte
 	fingerprint string
-	// inner and outer are SHA-256's states after the secret's inner and
-	// outer pad blocks of HMAC (RFC 2104), marshaled: matches starts each
-	// hash from them instead of from the secret.
-	inner, outer []byte
+	// macs holds crypto/hmac states keyed with secret (*macState), so that
+	// the key is set up once, not for every check: crypto/hmac keeps
+	// SHA-256's states after the key's two pad blocks and starts each MAC
+	// from them (FIPS 198-1 §6). A check takes one and puts it back, so
+	// it allocates nothing once the pool holds one per running check.
+	macs sync.Pool
 
 	// Counted for the diagnostics report (§10): requests verified under
 	// this key, on the request's stripe (see stripes), and the unix ms of
@@ -97,43 +98,30 @@ func parseKeyFrom(key, source string) (Key, *Error) {
 	return keyOf(secret), nil
 }
 
-// keyOf returns the Key that signs with secret: its fingerprint and HMAC
-// pad states made once.
+// keyOf returns the Key that signs with secret, with its fingerprint.
 func keyOf(secret []byte) Key {
 	sum := sha256.Sum256(secret)
 	st := &keyState{secret: secret, fingerprint: "mk_" + hex.EncodeToString(sum[:6])}
-	st.inner, st.outer = padStates(secret)
+	st.macs.New = func() any { return newMACState(secret) }
 	return Key{st: st}
 }
 
-// padStates returns SHA-256's marshaled states after the HMAC pad blocks
-// of secret (RFC 2104: the secret, hashed first when longer than a block,
-// zero-padded to a block and XORed with 0x36 for the inner hash and 0x5c
-// for the outer one). crypto/hmac keeps the same two states.
-func padStates(secret []byte) (inner, outer []byte) {
-	if len(secret) > sha256.BlockSize {
-		sum := sha256.Sum256(secret)
-		secret = sum[:]
-	}
-	var in, out [sha256.BlockSize]byte
-	copy(in[:], secret)
-	copy(out[:], secret)
-	for i := range in {
-		in[i] ^= 0x36
-		out[i] ^= 0x5c
-	}
-	return marshaledState(in[:]), marshaledState(out[:])
+// macState is one crypto/hmac state of a key's pool, with the buffers a
+// check writes through it: held in the pooled value, they are not
+// allocated for each check.
+type macState struct {
+	h   hash.Hash
+	buf [24]byte // "<t>." in pieces: a string is written to h through it
+	sum [sha256.Size]byte
 }
 
-// marshaledState returns SHA-256's marshaled state after block.
-func marshaledState(block []byte) []byte {
-	h := sha256.New()
-	h.Write(block)
-	state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
-	if err != nil {
-		panic("median: SHA-256 cannot marshal its state: " + err.Error()) // crypto/sha256 always can
-	}
-	return state
+// newMACState returns crypto/hmac's HMAC-SHA256 under secret, reset once:
+// crypto/hmac keeps its pad states marshaled from the first Reset on, and
+// each later Reset restores them instead of hashing the pad blocks again.
+func newMACState(secret []byte) *macState {
+	m := &macState{h: hmac.New(sha256.New, secret)}
+	m.h.Reset()
+	return m
 }
 
 // deriveSecret returns the 32-byte signing secret for key:
@@ -196,91 +184,50 @@ func (k Key) Sign(t time.Time, body []byte) string {
 	}
 	ts := strconv.FormatInt(t.UnixMilli(), 10)
 	var sum [sha256.Size]byte
-	k.hmacOf(ts, body, &sum)
+	k.mac(ts, body, &sum)
 	return "t=" + ts + ",v1=" + hex.EncodeToString(sum[:])
 }
 
 // matches reports whether first or one of more is the HMAC-SHA256 of
-// "<ts>.<body>", comparing in constant time. It is HMAC as crypto/hmac
-// computes it, from the same two pad states (padStates), with the two
-// SHA-256 hashes on the stack: nothing is allocated or shared, where a
-// pool of crypto/hmac states cost 12–25 ns a check (BenchmarkVerify).
-// TestMatchesIsCryptoHMAC holds it to crypto/hmac. In FIPS 140-3 mode it
-// is crypto/hmac's (hmacOf). "<ts>." is written from a fixed array, in
-// pieces when ts is longer (parseSignature accepts leading zeros, so t has
-// no bound).
+// "<ts>.<body>" under k. It computes the MAC once and compares it with
+// every entry in constant time (crypto/subtle), without stopping at a
+// match, so the time taken does not say which entry matched.
 func (k Key) matches(ts string, body []byte, first *[32]byte, more [][32]byte) bool {
-	var sum [sha256.Size]byte
-	k.mac(ts, body, &sum)
-	ok := equalMAC(&sum, first)
+	m := k.st.macs.Get().(*macState)
+	sum := m.of(ts, body)
+	ok := subtle.ConstantTimeCompare(sum, first[:])
 	for i := range more {
-		// Every entry is compared, so the time taken does not say which matched.
-		ok = equalMAC(&sum, &more[i]) || ok
+		ok |= subtle.ConstantTimeCompare(sum, more[i][:])
 	}
-	return ok
+	k.st.macs.Put(m)
+	return ok == 1
 }
 
 // mac puts the HMAC-SHA256 of "<ts>.<body>" under k in sum.
 func (k Key) mac(ts string, body []byte, sum *[sha256.Size]byte) {
-	if fips140.Enabled() {
-		k.hmacOf(ts, body, sum)
-		return
-	}
-	var prefix [21]byte // "<t>." for any t an int64 formats to
-	// sha256.New's hashes stay on the stack here, as long as every call
-	// on them is made in this function (TestVerifySignatureIsTheWholeCheck,
-	// "no allocation when good").
-	in := sha256.New()
-	if in.(encoding.BinaryUnmarshaler).UnmarshalBinary(k.st.inner) != nil {
-		panic(errRestore)
-	}
-	for len(ts) >= len(prefix) {
-		n := copy(prefix[:], ts)
-		in.Write(prefix[:n])
+	m := k.st.macs.Get().(*macState)
+	*sum = [sha256.Size]byte(m.of(ts, body))
+	k.st.macs.Put(m)
+}
+
+// of returns the HMAC-SHA256 of "<ts>.<body>", in m.sum: crypto/hmac's,
+// from a state of the key's pool (so in FIPS 140-3 mode,
+// GODEBUG=fips140=on, the validated module's). "<ts>." is written through
+// m.buf, in pieces when ts is longer (parseSignature accepts leading
+// zeros, so t has no bound): a string converted for Write would be
+// allocated.
+func (m *macState) of(ts string, body []byte) []byte {
+	m.h.Reset()
+	for len(ts) >= len(m.buf) {
+		n := copy(m.buf[:], ts)
+		m.h.Write(m.buf[:n])
 		ts = ts[n:]
 	}
-	n := copy(prefix[:], ts)
-	prefix[n] = '.'
-	in.Write(prefix[:n+1])
-	in.Write(body)
-	in.Sum(sum[:0])
-	out := sha256.New()
-	if out.(encoding.BinaryUnmarshaler).UnmarshalBinary(k.st.outer) != nil {
-		panic(errRestore)
-	}
-	out.Write(sum[:])
-	out.Sum(sum[:0])
-}
-
-// hmacOf is mac through crypto/hmac itself: what Sign uses, and what mac
-// uses in FIPS 140-3 mode (GODEBUG=fips140=on), where the HMAC is then
-// the validated module's own, not composed here from its SHA-256. It
-// makes crypto/hmac's state for each call: 529 B in 8 allocations, and
-// twice the time of mac's usual path at 1 KiB (BenchmarkVerify with
-// GODEBUG=fips140=on; TestMACInFIPSMode).
-func (k Key) hmacOf(ts string, body []byte, sum *[sha256.Size]byte) {
-	m := hmac.New(sha256.New, k.st.secret)
-	io.WriteString(m, ts)
-	m.Write([]byte{'.'})
-	m.Write(body)
-	copy(sum[:], m.Sum(nil)) // not m.Sum(sum[:0]), through which sum would escape on every path
-}
-
-// errRestore is mac's panic should SHA-256 refuse a state it marshaled,
-// which crypto/sha256 never does.
-const errRestore = "median: SHA-256 could not restore its marshaled state"
-
-// equalMAC reports whether a and b are equal in constant time: it reads
-// every byte, eight at a time, and nothing it does depends on their values
-// but the one answer. It is crypto/subtle.ConstantTimeCompare for the one
-// length a MAC has, a word at a time where that compares a byte at a time
-// (a fifth of VerifySignature's own cost at 1 KiB).
-func equalMAC(a, b *[sha256.Size]byte) bool {
-	var diff uint64
-	for i := 0; i < len(a); i += 8 {
-		diff |= binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:])
-	}
-	return diff == 0
+	n := copy(m.buf[:], ts)
+	m.buf[n] = '.'
+	m.h.Write(m.buf[:n+1])
+	m.h.Write(body)
+	return m.h.Sum(m.sum[:0])
 }
 
 // parseKeys parses each configured key. When none is given in code it reads

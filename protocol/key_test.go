@@ -8,12 +8,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,10 +146,11 @@ func TestMatchesEveryTimestampLength(t *testing.T) {
 	}
 }
 
-// TestMatchesIsCryptoHMAC: the HMAC matches computes from its pad states
-// is crypto/hmac's, for secrets shorter than, as long as and longer than a
-// SHA-256 block and for bodies on either side of every block boundary
-// that the inner and outer hashes meet.
+// TestMatchesIsCryptoHMAC: the MAC matches computes through a pooled
+// crypto/hmac state, "<t>." written in pieces, is crypto/hmac's of
+// "<t>.<body>" made afresh, for secrets shorter than, as long as and longer
+// than a SHA-256 block and for bodies on either side of every block
+// boundary; states reused in any order give the same MACs.
 func TestMatchesIsCryptoHMAC(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, secretLen := range []int{0, 1, 32, 63, 64, 65, 200} {
@@ -172,6 +175,31 @@ func TestMatchesIsCryptoHMAC(t *testing.T) {
 			require.True(t, k.matches(ts, body, &mac, nil))
 		}
 	}
+}
+
+// TestMACStatesShared: checks running at once under one key, each with a
+// state of the key's pool, get every MAC right, matching and not (run it
+// with -race).
+func TestMACStatesShared(t *testing.T) {
+	k := mustParseKey(testKey)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				body := []byte(fmt.Sprintf(`{"g":%d,"i":%d}`, g, i))
+				header := k.Sign(testNow, body)
+				if err := VerifySignature(header, body, testNow, defaultTolerance, k); err != nil {
+					t.Errorf("goroutine %d, check %d: %v", g, i, err)
+					return
+				}
+				if VerifySignature(header, append(body, ' '), testNow, defaultTolerance, k) == nil {
+					t.Errorf("goroutine %d, check %d: a changed body verified", g, i)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // TestNewReportsKeyProblems: a bad or missing key is an error from New and a
@@ -324,11 +352,11 @@ func TestVerifyLongZeroPaddedTimestamp(t *testing.T) {
 	}
 }
 
-// TestMACInFIPSMode: with GODEBUG=fips140=on the MAC is crypto/hmac's own
-// (hmacOf), so it comes from the validated module: the test runs itself
-// again in that mode, where signatures verify as before and a check
-// allocates crypto/hmac's state, which the MAC composed from the pad
-// states never does.
+// TestMACInFIPSMode: with GODEBUG=fips140=on the check runs as in the
+// usual mode, through crypto/hmac, which is then the validated module's:
+// the test runs itself again in that mode, where signatures verify as
+// before, a changed body does not, the MAC is crypto/hmac's, and a check
+// still allocates nothing.
 func TestMACInFIPSMode(t *testing.T) {
 	if boringCrypto {
 		t.Skip("FIPS 140-3 mode cannot be turned on in a GOEXPERIMENT=boringcrypto build")
@@ -340,8 +368,11 @@ func TestMACInFIPSMode(t *testing.T) {
 		header := k.Sign(testNow, body)
 		require.NoError(t, VerifySignature(header, body, testNow, defaultTolerance, k))
 		require.Error(t, VerifySignature(header, []byte(`{"op":"other"}`), testNow, defaultTolerance, k))
-		allocs := testing.AllocsPerRun(20, func() { _ = VerifySignature(header, body, testNow, defaultTolerance, k) })
-		require.Positive(t, allocs, "the check allocates crypto/hmac's state in FIPS mode")
+		want := hmac.New(sha256.New, k.st.secret)
+		want.Write([]byte(strconv.FormatInt(testNow.UnixMilli(), 10) + "."))
+		want.Write(body)
+		assert.Equal(t, "t="+strconv.FormatInt(testNow.UnixMilli(), 10)+",v1="+hex.EncodeToString(want.Sum(nil)), header)
+		requireNoAllocation(t, k, func() { _ = VerifySignature(header, body, testNow, defaultTolerance, k) }) // the states are pooled in FIPS mode too
 		return
 	}
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestMACInFIPSMode$", "-test.count", "1", "-test.v")

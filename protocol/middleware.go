@@ -138,8 +138,9 @@ func settleHTTP(ctx context.Context, tw *mount.Tracker) {
 //     contract's way to refuse, Respond(w, r, nil, Refuse(reason, detail));
 //   - [CodeUnknownTool] or an invalid_input error from [Call.BindInput] as
 //     that error;
-//   - any other err as execution_failed with its message (through
-//     [Config.ErrorMessage] when set).
+//   - any other err as execution_failed: an [AgentError]'s Message, or
+//     the tool's name and a reference to the log line that holds the
+//     error ([Config.ErrorMessage] replaces this rule when set).
 //
 // The answer is kept for replays of the call's toolCallId, and it ends a
 // handler chain. A call is answered once: a second Respond writes nothing.

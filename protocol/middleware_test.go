@@ -56,7 +56,7 @@ func TestVerifyRespond(t *testing.T) {
 		assert.Equal(t, int64(5), in.OrderID)
 		assert.Zero(t, runs.get(), "Verify does not run the tool")
 		out := Answer(cctx, nil, errors.New("stock service down"))
-		assert.Equal(t, "stock service down", requireError(t, out, http.StatusOK, CodeExecutionFailed))
+		requireHidden(t, requireError(t, out, http.StatusOK, CodeExecutionFailed), "echo")
 	})
 	t.Run("refusal", func(t *testing.T) {
 		cctx, _, ok := h.Verify(ctx, post(toolCall("x", "v4", `{}`)))

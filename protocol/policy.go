@@ -14,9 +14,10 @@ import (
 // 404 unknown_tool before the interceptors, in both modes.
 //
 // Return nil to go on, a [*Refusal] to answer a refusal result without
-// running the tool, or any other error to answer execution_failed with its
-// message (through [Config.ErrorMessage] when set), whatever [Code] the
-// error carries: [CodeUnknownTool] included, since the tool is known. Whatever it answers is
+// running the tool, or any other error to answer execution_failed as a
+// tool's error is (an [AgentError]'s Message, else the tool's name and a
+// reference to the log; [Config.ErrorMessage] when set), whatever [Code]
+// the error carries: [CodeUnknownTool] included, since the tool is known. Whatever it answers is
 // kept for replays like the tool's own answer, so a repeated toolCallId is
 // not counted or audited twice. Global interceptors ([Config.Interceptors])
 // run first, in order, then the tool's own ([WithInterceptors]).

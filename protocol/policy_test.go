@@ -164,7 +164,8 @@ func TestInterceptors(t *testing.T) {
 	assert.Equal(t, string(refused.Body), string(again.Body))
 	assert.Equal(t, []string{"global1:refused", "global2:refused", "own:refused"}, order, "a replay does not run interceptors again")
 
-	assert.Equal(t, "quota service down", requireError(t, h.Serve(ctx, post(toolCall("failed", "i3", `{}`))), http.StatusOK, CodeExecutionFailed))
+	ref := requireHidden(t, requireError(t, h.Serve(ctx, post(toolCall("failed", "i3", `{}`))), http.StatusOK, CodeExecutionFailed), "failed")
+	assert.Equal(t, "quota service down", requireLoggedUnder(t, logs, ref)["error"])
 	assert.Equal(t, "tool panics failed unexpectedly", requireError(t, h.Serve(ctx, post(toolCall("panics", "i4", `{}`))), http.StatusOK, CodeExecutionFailed))
 	assert.NotEmpty(t, logs.find(t, "an interceptor panicked"))
 	assert.EqualValues(t, 1, runs.get(), "only the plain call ran its tool")

@@ -162,7 +162,7 @@ func TestReportCounts(t *testing.T) {
 // TestReportLastFailureIsCut: a long message is cut to 200 characters.
 func TestReportLastFailureIsCut(t *testing.T) {
 	long := NewTool("long", RiskLow, "Fails long.", func(ctx context.Context, c ToolCall[echoInput]) (any, error) {
-		return nil, errors.New(strings.Repeat("é", 300))
+		return nil, AgentErrorf("%s", strings.Repeat("é", 300))
 	})
 	h, _ := newHandler(t, Config{Tools: []*Tool{long}})
 	h.Serve(context.Background(), post(toolCall("long", "callid_1", `{"orderId":1}`)))
@@ -632,7 +632,7 @@ func TestReportCountsOffContract(t *testing.T) {
 func TestStripesOwnTheirCacheLines(t *testing.T) {
 	const line = 64
 	var k keyState
-	lastRead := unsafe.Offsetof(k.outer) + unsafe.Sizeof(k.outer) - 1
+	lastRead := unsafe.Offsetof(k.macs) + unsafe.Sizeof(k.macs) - 1
 	first := unsafe.Offsetof(k.verified)
 	assert.Greater(t, first/line, lastRead/line, "the first counter shares a line with the fields a check reads")
 	assert.Equal(t, uintptr(line), unsafe.Sizeof(k.verified[0]), "each counter is a line long")

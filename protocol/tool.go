@@ -98,8 +98,9 @@ func WithInterceptors(ics ...Interceptor) ToolOption {
 //
 // fn receives the request's context and the call with its input decoded
 // into In, and returns a result encoded as JSON, a [*Refusal] (answered as a
-// refusal result) or an error (answered as execution_failed with the
-// error's message).
+// refusal result) or an error, answered execution_failed: with its message
+// when it is an [AgentError] (or wraps one), else with the tool's name and
+// a reference to the log line that holds the error.
 //
 // For a tool your own handlers answer behind [Handler.Middleware], use
 // [DeclareTool], which takes no function.

@@ -46,9 +46,10 @@
 // the core, whatever recovery middleware (middleware.Recover) runs
 // outside; the stack goes to the Handler's logger. An error your handler
 // returns, echo's own (echo.ErrForbidden) included, is its answer too, as
-// if it called Respond(c, nil, err): execution_failed with the error's
-// message. echo's HTTPErrorHandler never runs on the Median path, so it
-// never writes a page of its own there.
+// if it called Respond(c, nil, err): execution_failed, which the agent
+// reads as the tool's name and a reference to the log unless the error is
+// meant for it (protocol.AgentError). echo's HTTPErrorHandler never runs
+// on the Median path, so it never writes a page of its own there.
 //
 // Values reach tools: a tool's ctx (and the request's context behind
 // Middleware) falls back to the echo context's store, so what earlier

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/median-go/median/protocol"
@@ -61,7 +62,7 @@ func catalogTools(orders *Orders) (all []*protocol.Tool, lookup *protocol.Tool) 
 			func(ctx context.Context, call protocol.ToolCall[OrderInput]) (Cancellation, error) {
 				// ctx carries the call's transaction in the Postgres mode.
 				if err := orders.cancel(ctx, call.Input.OrderID); err != nil {
-					return Cancellation{}, err
+					return Cancellation{}, forAgent(err)
 				}
 				return Cancellation{OrderID: call.Input.OrderID, Cancelled: true}, nil
 			}),
@@ -78,7 +79,7 @@ func LookupOrder(ctx context.Context, orders *Orders, visitor protocol.Visitor, 
 	}
 	status, err := orders.Status(ctx, in.OrderID)
 	if err != nil {
-		return Order{}, err
+		return Order{}, forAgent(err)
 	}
 	out := Order{OrderID: in.OrderID, Status: status}
 	// An id that does not fit in a path only loses its button: the core
@@ -93,9 +94,22 @@ func LookupOrder(ctx context.Context, orders *Orders, visitor protocol.Visitor, 
 // It writes the order under ctx, the call's.
 func CancelOrder(ctx context.Context, orders *Orders, in OrderInput) (Cancellation, error) {
 	if err := orders.Cancel(ctx, in.OrderID); err != nil {
-		return Cancellation{}, err
+		return Cancellation{}, forAgent(err)
 	}
 	return Cancellation{OrderID: in.OrderID, Cancelled: true}, nil
+}
+
+// forAgent marks the demo's own errors, whose messages are written for the
+// customer, as meant for the agent (a protocol.AgentError). Any other error,
+// such as the database's, reaches the agent only as the tool's name and a
+// reference to the log line that holds it (docs/PROTOCOL.md §3).
+func forAgent(err error) error {
+	var notFound *NotFoundError
+	var cancelled *AlreadyCancelledError
+	if errors.As(err, &notFound) || errors.As(err, &cancelled) {
+		return &protocol.AgentError{Message: err.Error(), Err: err}
+	}
+	return err
 }
 
 // OrderPath is the page of an order on the demo shop's site.

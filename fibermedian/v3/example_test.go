@@ -172,20 +172,22 @@ func ExampleMount_chain() {
 	// 200 {"result":{"customer":"user_7","order":"A-1001"}}
 }
 
-// Respond answers the call: an error is execution_failed with its message,
-// which the agent reads. Returning the error from the handler, one of
-// fiber's included, answers the same.
+// Respond answers the call: an error is execution_failed. The agent reads
+// the message of an error meant for it (a protocol.AgentError); of any
+// other error only the tool's name and a reference to the log line that
+// holds it. Returning the error from the
+// handler, one of fiber's included, answers the same.
 func ExampleRespond() {
 	app := fiber.New()
 	fibermedian.Mount(app, "/median", newHandler(), func(c fiber.Ctx) error {
 		if c.Get("X-Request-Id") == "" {
-			return fiber.ErrForbidden // answered execution_failed "Forbidden"
+			return fiber.ErrForbidden // answered execution_failed, with the tool's name and a reference
 		}
-		return fibermedian.Respond(c, nil, fmt.Errorf("the order service is down"))
+		return fibermedian.Respond(c, nil, protocol.AgentErrorf("The order service is down; try again in a few minutes."))
 	})
 
 	fmt.Println(send(app, "/median", lookupCall))
-	// Output: 200 {"error":{"code":"execution_failed","message":"the order service is down"}}
+	// Output: 200 {"error":{"code":"execution_failed","message":"The order service is down; try again in a few minutes."}}
 }
 
 // Do runs a fiber app in memory for tests: here it sends a signed call,

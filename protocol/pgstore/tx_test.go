@@ -40,6 +40,7 @@ type bench struct {
 	pool    *pgxpool.Pool
 	opts    pgstore.Options
 	runs    atomic.Int64
+	commit  atomic.Value  // the error a "commit" tool's Commit returned
 	inTx    chan struct{} // receives once a "wait" tool has written
 	release chan struct{} // closed to let "wait" tools return
 }
@@ -69,13 +70,14 @@ func (b *bench) cancelOrder() *protocol.Tool {
 			}
 			switch call.Input.Then {
 			case "error":
-				return nil, errors.New("the payment provider said no")
+				return nil, protocol.AgentErrorf("the payment provider said no")
 			case "refuse":
 				return nil, protocol.Refuse("order_shipped", "The order has shipped.")
 			case "panic":
 				panic("the tool broke")
 			case "commit":
 				if err := tx.Commit(ctx); err != nil {
+					b.commit.Store(err)
 					return nil, err
 				}
 			case "break":
@@ -165,7 +167,10 @@ func TestFailureRollsBackWritesAndKeepsTheAnswer(t *testing.T) {
 			case "panic":
 				require.Contains(t, string(first.Body), "failed unexpectedly")
 			case "commit":
-				require.Contains(t, string(first.Body), "committed or rolled back by the store")
+				// The store's refusal of the tool's Commit is not meant for
+				// the agent: it reads the tool's name and a reference.
+				require.Contains(t, string(first.Body), "tool cancel_order failed (reference ")
+				require.ErrorContains(t, b.commit.Load().(error), "committed or rolled back by the store")
 			default:
 				require.Contains(t, string(first.Body), "the payment provider said no")
 			}

@@ -36,8 +36,10 @@ var Echo = adaptertest.Adapter{
 	},
 	// echo stops a chain at a handler that returns an error; the core
 	// answers it as Respond(c, nil, err).
-	Abort:       "return echo.ErrForbidden",
-	AbortAnswer: adaptertest.Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "Forbidden"},
+	Abort: "return echo.ErrForbidden",
+	// echo's error is not meant for the agent, which reads the tool's
+	// name and a reference to the log.
+	AbortAnswer: adaptertest.Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "failed (reference "},
 	Flush:       "http.NewResponseController(c.Response()).Flush()",
 	Hijack:      "http.NewResponseController(c.Response()).Hijack()",
 	Bare: func(answer adaptertest.Answer) adaptertest.Starter {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -340,3 +341,17 @@ func unsignedParts(r Request) Request {
 func chunked(r Request) Request { r.Chunked = true; return r }
 
 func slash(r Request) Request { r.Path = Path + "/"; return r }
+
+// hiddenFailure is the execution_failed answer to an error not meant for
+// the agent (see protocol.AgentError): the tool's name and a reference.
+var hiddenFailure = regexp.MustCompile(`^\{"error":\{"code":"execution_failed","message":"tool ([a-zA-Z0-9_-]+) failed \(reference [0-9a-f]{8}\); the server's log has the details"\}\}$`)
+
+// RequireHiddenFailure asserts that body is the execution_failed answer
+// to an error of tool's that the agent is not shown: it names the tool and
+// a reference, nothing of the error.
+func RequireHiddenFailure(t testing.TB, tool string, body []byte) {
+	t.Helper()
+	m := hiddenFailure.FindSubmatch(body)
+	require.NotNil(t, m, "want execution_failed naming tool %s and a reference, got %s", tool, body)
+	require.Equal(t, tool, string(m[1]), "the tool named in %s", body)
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -60,8 +59,9 @@ const (
 	ToolValue  = "value"  // returns ctx.Value(ValueKey) and keeps its ctx (Runs.Contexts)
 )
 
-// ErrFail is what the "fail" tool returns.
-var ErrFail = errors.New("the order service is down")
+// ErrFail is what the "fail" tool returns: an error meant for the agent,
+// answered with its message (the same bytes from every adapter).
+var ErrFail error = protocol.AgentErrorf("the order service is down")
 
 // Refusal is what the "refuse" tool returns.
 var Refusal = protocol.Refuse("not_signed_in", "Sign in to see your orders.")

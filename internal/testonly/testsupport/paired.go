@@ -5,9 +5,12 @@ import (
 	"time"
 )
 
-// pairedClock is Paired's clock; TestPaired replaces it to check what
-// Paired attributes to each side.
-var pairedClock = time.Now
+// pairedClock is Paired's clock, and pairedCPU the process's CPU time;
+// TestPaired replaces them to check what Paired attributes to each side.
+var (
+	pairedClock = time.Now
+	pairedCPU   = processCPU
+)
 
 // Paired is the body of a benchmark that compares two ways of serving the
 // same calls, serve[0] and serve[1], as a paired measurement: they run in
@@ -23,12 +26,17 @@ var pairedClock = time.Now
 // their totals as <names[0]>/<names[1]> (what to read, across counts, with
 // benchstat), and their mean as ns/op. Sequential sub-benchmarks on this
 // project's shared machine spread widely per sample; the ratio of a pair
-// spreads far less (docs/PERFORMANCE.md, Method, gives both).
+// spreads far less (docs/PERFORMANCE.md, Method, gives both). It also
+// reports the process's CPU time per call of each side,
+// <name>-cpu-ns/op, and their ratio, <names[0]>/<names[1]>-cpu: on a
+// machine so loaded that the process waits for a processor for most of a
+// block, wall time measures the waiting and CPU time still measures the
+// work (where the platform gives no CPU time, these are left out).
 // Allocations, which -benchmem would count per pair of blocks and for both
 // sides together, are for the sequential benchmarks to give.
 func Paired(b *testing.B, block int, names [2]string, serve [2]func(i int), between func(next int)) {
 	b.Helper()
-	var took [2]time.Duration
+	var took, cpu [2]time.Duration
 	next, pair := 0, 0
 	for b.Loop() {
 		if between != nil {
@@ -36,11 +44,13 @@ func Paired(b *testing.B, block int, names [2]string, serve [2]func(i int), betw
 		}
 		for k := range 2 {
 			side := (k + pair) % 2 // 0 then 1, then 1 then 0
+			startCPU := pairedCPU()
 			start := pairedClock()
 			for i := next; i < next+block; i++ {
 				serve[side](i)
 			}
 			took[side] += pairedClock().Sub(start)
+			cpu[side] += pairedCPU() - startCPU
 		}
 		next += block
 		pair++
@@ -52,4 +62,9 @@ func Paired(b *testing.B, block int, names [2]string, serve [2]func(i int), betw
 	b.ReportMetric(float64(took[1])/float64(next), names[1]+"-ns/op")
 	b.ReportMetric(float64(took[0])/float64(took[1]), names[0]+"/"+names[1])
 	b.ReportMetric(float64(took[0]+took[1])/float64(2*next), "ns/op")
+	if cpu[0] > 0 && cpu[1] > 0 {
+		b.ReportMetric(float64(cpu[0])/float64(next), names[0]+"-cpu-ns/op")
+		b.ReportMetric(float64(cpu[1])/float64(next), names[1]+"-cpu-ns/op")
+		b.ReportMetric(float64(cpu[0])/float64(cpu[1]), names[0]+"/"+names[1]+"-cpu")
+	}
 }

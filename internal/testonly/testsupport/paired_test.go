@@ -13,29 +13,33 @@ import (
 // times, their ratio and their mean.
 func TestPaired(t *testing.T) {
 	// A fake clock: side 0 ("new") takes 3 ns a call, side 1 ("old") 1 ns,
-	// between 1 µs, which must not be timed.
-	var elapsed time.Duration
-	defer func(c func() time.Time) { pairedClock = c }(pairedClock)
+	// between 1 µs, which must not be timed; and a fake CPU clock on which
+	// side 0 takes 2 ns a call, side 1 4 ns and between 1 µs.
+	var elapsed, used time.Duration
+	defer func(c func() time.Time, u func() time.Duration) { pairedClock, pairedCPU = c, u }(pairedClock, pairedCPU)
 	pairedClock = func() time.Time { return time.Unix(0, 0).Add(elapsed) }
+	pairedCPU = func() time.Duration { return used }
 
 	var calls [2][]int
 	var events []string // "b<next>" for between, "0"/"1" at each block's first call
 	var betweens []int
 	res := testing.Benchmark(func(b *testing.B) {
-		calls, events, betweens, elapsed = [2][]int{}, nil, nil, 0 // testing.Benchmark may run the body more than once
-		serve := func(side int, cost time.Duration) func(int) {
+		calls, events, betweens, elapsed, used = [2][]int{}, nil, nil, 0, 0 // testing.Benchmark may run the body more than once
+		serve := func(side int, cost, cpu time.Duration) func(int) {
 			return func(i int) {
 				if i%4 == 0 {
 					events = append(events, string(rune('0'+side)))
 				}
 				calls[side] = append(calls[side], i)
 				elapsed += cost
+				used += cpu
 			}
 		}
-		Paired(b, 4, [2]string{"new", "old"}, [2]func(int){serve(0, 3), serve(1, 1)}, func(next int) {
+		Paired(b, 4, [2]string{"new", "old"}, [2]func(int){serve(0, 3, 2), serve(1, 1, 4)}, func(next int) {
 			betweens = append(betweens, next)
 			events = append(events, "b")
 			elapsed += time.Microsecond
+			used += time.Microsecond
 		})
 	})
 	pairs := len(betweens)
@@ -62,7 +66,8 @@ func TestPaired(t *testing.T) {
 	if !slices.Equal(events, wantEvents) {
 		t.Fatalf("ran %v, want between then both blocks, the order alternating: %v", events, wantEvents)
 	}
-	for unit, want := range map[string]float64{"new-ns/op": 3, "old-ns/op": 1, "new/old": 3, "ns/op": 2} {
+	for unit, want := range map[string]float64{"new-ns/op": 3, "old-ns/op": 1, "new/old": 3, "ns/op": 2,
+		"new-cpu-ns/op": 2, "old-cpu-ns/op": 4, "new/old-cpu": 0.5} {
 		if got, ok := res.Extra[unit]; !ok || got != want {
 			t.Errorf("%s = %v (reported: %t), want %v; all: %v", unit, got, ok, want, res.Extra)
 		}
