@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/median-go/median/protocol/internal/memstore"
@@ -36,13 +37,17 @@ import (
 // RunClaimed is for a store kept in the application's own database, so
 // that the tool's writes and its answer commit together (PROTOCOL.md
 // §8.1): the core calls it instead of Claim and Save for the tools a
-// Handler runs itself. It claims key as Claim does, inside a transaction,
-// and returns what Claim would when the call is not acquired. When it is,
-// it calls run once with a context that carries the transaction (the
-// store's own function gives it to the tool, e.g. pgstore.Tx), keeps the
-// answer run returns for ttl in the same transaction and commits: with the
-// tool's writes when commit is true, without them otherwise. An error after
-// run means nothing was committed. Each of its own steps runs under
+// Handler runs itself. It claims key as Claim does and returns what Claim
+// would when the call is not acquired. When it is, it calls run once with
+// a context from which the tool can get the store's transaction (the
+// store's own function, e.g. pgstore.Tx), begun only if the tool asks, so
+// that a tool that does not holds no connection while it runs. If the tool
+// asked, the store keeps the answer run returns for ttl in that
+// transaction and commits: with the tool's writes when commit is true,
+// without them otherwise; an error after run then means nothing was
+// committed. If it did not, nothing of the tool can be rolled back: the
+// store returns [ErrOutsideTransaction] and the core keeps the answer
+// with Save, as for any other store. Each of its own steps runs under
 // timeout (Config.StoreTimeout); run is bounded by the tool's timeout.
 // Calls answered through [Handler.Middleware] use Claim and Save.
 type Store interface {
@@ -68,6 +73,13 @@ type Store interface {
 	// and keep a copy of it rather than the slice (storetest checks that).
 	Save(ctx context.Context, key, fingerprint string, answer []byte, ttl time.Duration) (evicted int, err error)
 }
+
+// ErrOutsideTransaction is what a Store's RunClaimed returns after run
+// when the tool ran outside the store's transaction (it never asked for
+// it): the store kept no answer, and nothing the tool did can be rolled
+// back. The core then keeps the answer with Save, and sends it whatever
+// Save does, as for a store without RunClaimed (§8).
+var ErrOutsideTransaction = errors.New("median: the tool ran outside the store's transaction; its answer is kept with Save")
 
 // ClaimStatus is the outcome of [Store.Claim].
 type ClaimStatus int
