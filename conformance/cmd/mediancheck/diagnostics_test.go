@@ -156,6 +156,14 @@ func TestReadReport(t *testing.T) {
 	assert.NotContains(t, text, "tool refund: 5 call(s), none failed", "a tool with off-contract answers is not also reported as fine")
 	assert.Contains(t, text, "true the newest read of MEDIAN_KEY_FILE, at 2026-12-01T13:39:58Z, gave no usable key (invalid_median_key)")
 
+	r.Store.Kind, r.Store.Problem = "postgres", "connection pool exhausted: no connection was free within 500ms, all 2 of the pool's 2 (MaxConns) were in use"
+	text = ""
+	for _, f := range readReport(r, "mk_5a5c87525bb5", "MEDIAN_KEY") {
+		text += fmt.Sprintln(f.problem, f.text)
+	}
+	assert.Contains(t, text, "true the replay store (postgres) did not answer its probe: connection pool exhausted: no connection was free within 500ms, all 2 of the pool's 2 (MaxConns) were in use; tool calls are answered execution_failed", "the store's own word for its problem")
+	assert.NotContains(t, text, "answers in")
+
 	off := readAnswer(200, "", time.Now(), []byte(`{"error":{"code":"diagnostics_unsupported","message":"off"}}`), "mk_x", "MEDIAN_KEY")
 	require.Len(t, off, 1)
 	assert.False(t, off[0].problem)
