@@ -16,6 +16,7 @@ import (
 
 	"github.com/median-go/median/internal/testonly/pgtest"
 	"github.com/median-go/median/protocol"
+	"github.com/median-go/median/protocol/pgstore"
 	"github.com/median-go/median/protocol/storetest"
 )
 
@@ -86,16 +87,31 @@ func TestRoundTripsPerCall(t *testing.T) {
 
 	h, err := protocol.New(protocol.Config{
 		Keys: []string{storetest.Key}, Store: s, Logger: slog.New(slog.DiscardHandler),
-		Tools: []*protocol.Tool{protocol.NewTool("lookup_order", protocol.RiskLow, "Looks an order up.",
-			func(ctx context.Context, c protocol.ToolCall[cancelInput]) (string, error) { return "processing", nil })},
+		Tools: []*protocol.Tool{
+			protocol.NewTool("lookup_order", protocol.RiskLow, "Looks an order up.",
+				func(ctx context.Context, c protocol.ToolCall[cancelInput]) (string, error) { return "processing", nil }),
+			protocol.NewTool("note_order", protocol.RiskLow, "Writes a note in the call's transaction.",
+				func(ctx context.Context, c protocol.ToolCall[cancelInput]) (string, error) {
+					tx, _ := pgstore.Tx(ctx)
+					_, err := tx.Exec(ctx, "SELECT 1") // one round trip of the tool's own (no arguments: nothing to prepare)
+					return "noted", err
+				}),
+		},
 	})
 	require.NoError(t, err)
 	req := signed(t, "lookup_order", storetest.NewID(), cancelInput{OrderID: "A-1001"})
-	measure("a new call run in its transaction (begin, claim, keep, commit)", 4, func() {
+	measure("a new call whose tool does not ask for its transaction (claim, save)", 2, func() {
 		require.Equal(t, `{"result":"processing"}`, string(serve(h, req).Body))
 	})
-	measure("a repeat of it (begin, claim, rollback)", 3, func() {
+	measure("a repeat of it (claim)", 1, func() {
 		require.Equal(t, `{"result":"processing"}`, string(serve(h, req).Body))
+	})
+	req = signed(t, "note_order", storetest.NewID(), cancelInput{OrderID: "A-1001"})
+	measure("a new call whose tool writes in its transaction (claim, hold, begin, the tool's statement, keep and commit)", 5, func() {
+		require.Equal(t, `{"result":"noted"}`, string(serve(h, req).Body))
+	})
+	measure("a repeat of it (claim)", 1, func() {
+		require.Equal(t, `{"result":"noted"}`, string(serve(h, req).Body))
 	})
 }
 
@@ -163,7 +179,9 @@ func TestRowSizeAndSweep(t *testing.T) {
 }
 
 // commitBreaker is a connection that, once armed, closes itself right after
-// sending a COMMIT: the server commits, the reply is lost.
+// sending the round trip that ends a call's transaction (the only one that
+// releases the call's advisory lock): the server commits, the reply is
+// lost.
 type commitBreaker struct {
 	net.Conn
 	armed *atomic.Bool
@@ -171,7 +189,7 @@ type commitBreaker struct {
 
 func (c commitBreaker) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
-	if err == nil && c.armed.Load() && bytes.Contains(b, []byte("commit\x00")) {
+	if err == nil && c.armed.Load() && bytes.Contains(b, []byte("COMMIT\x00")) && bytes.Contains(b, []byte("pg_advisory_unlock")) {
 		c.armed.Store(false)
 		_ = c.Conn.Close() // before pgx can read the reply; the server reads the COMMIT, then the end
 
