@@ -55,11 +55,17 @@ func NewOrders() *Orders {
 
 // Status returns the status of the order id, or a *NotFoundError.
 func (o *Orders) Status(id string) (string, error) {
+	return o.status(context.Background(), id)
+}
+
+// status is Status on ctx: in the Postgres mode, inside the transaction of
+// the tool call on ctx when its tool has begun one, on the pool otherwise.
+func (o *Orders) status(ctx context.Context, id string) (string, error) {
 	if id == MissingOrderID {
 		return "", &NotFoundError{OrderID: id}
 	}
 	if o.pool != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
+		ctx, cancel := context.WithTimeout(ctx, dbTimeout)
 		defer cancel()
 		return o.tableStatus(ctx, id)
 	}

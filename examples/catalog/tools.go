@@ -49,7 +49,7 @@ func catalogTools(orders *Orders) (all []*protocol.Tool, lookup *protocol.Tool) 
 	lookup = protocol.NewTool(LookupOrderTool, protocol.RiskLow,
 		"Look up one of the signed-in customer's orders by its id: its status and a link to open it.",
 		func(ctx context.Context, call protocol.ToolCall[OrderInput]) (Order, error) {
-			return LookupOrder(orders, call.Visitor, call.Input)
+			return lookupOrder(ctx, orders, call.Visitor, call.Input)
 		},
 		// It changes nothing: when the replay store is down it still
 		// answers (docs/PROTOCOL.md §8).
@@ -72,10 +72,17 @@ func catalogTools(orders *Orders) (all []*protocol.Tool, lookup *protocol.Tool) 
 // (reason not_signed_in), fails for an unknown order, and otherwise returns
 // the order with a widget link to /orders/<id>.
 func LookupOrder(orders *Orders, visitor protocol.Visitor, in OrderInput) (Order, error) {
+	return lookupOrder(context.Background(), orders, visitor, in)
+}
+
+// lookupOrder is LookupOrder on the tool's ctx: in the Postgres mode it
+// reads through the pool (pgstore.Querier), and the call holds no
+// connection while it runs.
+func lookupOrder(ctx context.Context, orders *Orders, visitor protocol.Visitor, in OrderInput) (Order, error) {
 	if _, ok := visitor.ExternalID(); !ok {
 		return Order{}, protocol.Refuse("not_signed_in", NotSignedInDetail)
 	}
-	status, err := orders.Status(in.OrderID)
+	status, err := orders.status(ctx, in.OrderID)
 	if err != nil {
 		return Order{}, err
 	}
