@@ -167,11 +167,11 @@ func (s *Store) Save(ctx context.Context, key, fingerprint string, answer []byte
 	return 0, nil
 }
 
-// Renew implements [protocol.Store]: one round trip. It extends the claim
-// of key held with fingerprint to lease from now; an answer, another
-// body's claim or no row at all is left as it is, and Renew returns nil.
-// A claim whose tool holds its transaction ([Tx]) needs no renewal: it
-// lasts as long as that transaction's connection, and is left alone.
+// Renew implements [protocol.Store]: one round trip. It extends this
+// body's running claim of key to lease from now; an answer, another body's
+// claim, a claim whose lease has ended or no row at all is left as it is,
+// and Renew returns nil. A claim whose tool holds its transaction ([Tx])
+// needs no renewal: it lasts as long as that transaction's connection.
 func (s *Store) Renew(ctx context.Context, key, fingerprint string, lease time.Duration) error {
 	c, err := s.call(key, fingerprint)
 	if err != nil {

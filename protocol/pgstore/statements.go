@@ -133,13 +133,14 @@ func (c call) keep(p *pipeline, answer []byte, ttl time.Duration) {
 		c.key, c.fp, answer, ttl)
 }
 
-// renew queues the statement that extends a running claim of this body
-// to lease from now. A claim held by its tool's transaction (expires_at
-// -infinity, see [Tx]) lives as long as that transaction's session and is
-// left alone.
+// renew queues the statement that extends this body's running claim to
+// lease from now. A claim whose lease has ended is not revived (as in the
+// other stores: a copy may have taken it over), and neither is a claim
+// held by its tool's transaction (expires_at -infinity, see [Tx]), which
+// lasts as long as that transaction's session.
 func (c call) renew(p *pipeline, lease time.Duration) {
 	p.add("UPDATE "+c.table+" SET expires_at = now() + $3 "+
-		"WHERE call_key = $1 AND fingerprint = $2 AND answer IS NULL AND expires_at <> '-infinity'",
+		"WHERE call_key = $1 AND fingerprint = $2 AND answer IS NULL AND expires_at > now()",
 		c.key, c.fp, lease)
 }
 
