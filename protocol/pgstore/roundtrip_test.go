@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strings"
@@ -178,23 +179,41 @@ func TestRowSizeAndSweep(t *testing.T) {
 	require.Equal(t, n+250, rows(t, pool, opts, ""), "live rows stay")
 }
 
-// commitBreaker is a connection that, once armed, closes itself right after
-// sending the round trip that ends a call's transaction (the only one that
-// releases the call's advisory lock): the server commits, the reply is
-// lost.
+// commitBreaker is a connection that, once armed, loses the reply to the
+// round trip that ends a call's transaction (the only one that releases
+// the call's advisory lock): it reads the server's whole reply, up to the
+// ReadyForQuery that ends it, so the server has committed and has nothing
+// more to send, then closes and tells pgx the connection broke.
 type commitBreaker struct {
 	net.Conn
 	armed *atomic.Bool
+	cut   bool // the round trip was sent: its reply is to be lost
 }
 
-func (c commitBreaker) Write(b []byte) (int, error) {
+func (c *commitBreaker) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
 	if err == nil && c.armed.Load() && bytes.Contains(b, []byte("COMMIT\x00")) && bytes.Contains(b, []byte("pg_advisory_unlock")) {
 		c.armed.Store(false)
-		_ = c.Conn.Close() // before pgx can read the reply; the server reads the COMMIT, then the end
-
+		c.cut = true
 	}
 	return n, err
+}
+
+func (c *commitBreaker) Read(b []byte) (int, error) {
+	if !c.cut {
+		return c.Conn.Read(b)
+	}
+	var reply []byte
+	buf := make([]byte, 4096)
+	for !bytes.Contains(reply, []byte("Z\x00\x00\x00\x05I")) { // ReadyForQuery, idle: the COMMIT is done
+		n, err := c.Conn.Read(buf)
+		reply = append(reply, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	_ = c.Conn.Close()
+	return 0, io.ErrUnexpectedEOF
 }
 
 func TestLostCommitReplyIsChecked(t *testing.T) {
@@ -203,7 +222,7 @@ func TestLostCommitReplyIsChecked(t *testing.T) {
 	// answered with its result, which is what happened.
 	b := newBench(t)
 	var armed atomic.Bool
-	pool := wrappedPool(t, b.srv.URL, 0, func(c net.Conn) net.Conn { return commitBreaker{c, &armed} })
+	pool := wrappedPool(t, b.srv.URL, 0, func(c net.Conn) net.Conn { return &commitBreaker{Conn: c, armed: &armed} })
 	h, err := protocol.New(protocol.Config{
 		Keys: []string{storetest.Key}, Store: newStore(t, pool, b.opts), Logger: slog.New(slog.DiscardHandler),
 		Tools: []*protocol.Tool{b.cancelOrder()},
