@@ -335,3 +335,36 @@ func TestQuerier(t *testing.T) {
 	_, isTx := pgstore.Querier(during, pool).(pgx.Tx)
 	require.False(t, isTx)
 }
+
+// TestSessionIsGivenBack: the call's transaction is ended by the server
+// when left idle longer than the answer's TTL, and its connection goes back
+// to the pool as the application set it up, with no lock held.
+func TestSessionIsGivenBack(t *testing.T) {
+	srv := pgtest.Start(t)
+	cfg, err := pgxpool.ParseConfig(srv.URL)
+	require.NoError(t, err)
+	cfg.MaxConns = 1 // the call's connection is the one the test reads afterwards
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		_, err := c.Exec(ctx, "SET idle_in_transaction_session_timeout = '42s'")
+		return err
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	defer pool.Close()
+	s := newStore(t, pool, freshTable(t, pool))
+	ctx := context.Background()
+	for _, commit := range []bool{true, false} {
+		_, _, err = s.RunClaimed(ctx, newKey(t), "fp", time.Minute, 3*time.Minute, time.Second, func(ctx context.Context) ([]byte, bool) {
+			tx, _ := pgstore.Tx(ctx)
+			var during string
+			require.NoError(t, tx.QueryRow(ctx, "SHOW idle_in_transaction_session_timeout").Scan(&during))
+			require.Equal(t, "3min", during, "the tool's transaction ends when idle longer than the TTL")
+			return []byte(`{"result":1}`), commit
+		})
+		require.NoError(t, err)
+		var after string
+		require.NoError(t, pool.QueryRow(ctx, "SHOW idle_in_transaction_session_timeout").Scan(&after))
+		require.Equal(t, "42s", after, "the session's own setting is back (commit %v)", commit)
+		requireNothingHeld(t, pool)
+	}
+}

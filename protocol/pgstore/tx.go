@@ -174,6 +174,7 @@ type lazyTx struct {
 	conn  *pgxpool.Conn // the transaction's connection, once begun
 	tx    pgx.Tx        // a callTx, once begun
 	begun time.Time     // when it began, by this process's clock
+	idle  string        // the session's idle_in_transaction_session_timeout before
 	err   error         // why it could not begin
 }
 
@@ -190,7 +191,7 @@ func (l *lazyTx) get(ctx context.Context) pgx.Tx {
 		return failedTx{l.err}
 	}
 	var tx pgx.Tx
-	l.conn, tx, l.err = l.s.beginCall(ctx, l.c, l.ttl, l.timeout)
+	l.conn, tx, l.idle, l.err = l.s.beginCall(ctx, l.c, l.ttl, l.timeout)
 	l.begun = time.Now()
 	if l.err != nil {
 		return failedTx{l.err}
@@ -223,33 +224,37 @@ func (l *lazyTx) over() (*pgxpool.Conn, pgx.Tx, error) {
 // timeout. See hold for how the claim is held: a crash from here on leaves
 // no claim behind once the server sees the connection gone. The server
 // ends the transaction if it stays idle longer than ttl, by when no copy
-// of the call can still be accepted.
-func (s *Store) beginCall(ctx context.Context, c call, ttl, timeout time.Duration) (*pgxpool.Conn, pgx.Tx, error) {
+// of the call can still be accepted; idle is the session's own setting of
+// that timeout, which endCall gives back.
+func (s *Store) beginCall(ctx context.Context, c call, ttl, timeout time.Duration) (conn *pgxpool.Conn, tx pgx.Tx, idle string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	conn, err := s.acquire(ctx)
+	conn, err = s.acquire(ctx)
 	if err != nil {
-		return nil, nil, s.fail(ctx, "begin the call's transaction in", err)
+		return nil, nil, "", s.fail(ctx, "begin the call's transaction in", err)
 	}
 	var p pipeline
 	p.begin(ctx)
 	c.hold(&p)
 	p.add("COMMIT")
+	// The session's own setting, given back when the call ends.
+	p.add("SELECT current_setting('idle_in_transaction_session_timeout')")
 	p.add("SELECT set_config('idle_in_transaction_session_timeout', $1, false)", strconv.FormatInt(max(ttl.Milliseconds(), 1), 10))
-	// BEGIN, the timeouts, the lock, the UPDATE, COMMIT, set_config.
+	// BEGIN, the timeouts, the lock, the UPDATE, COMMIT, current_setting,
+	// set_config.
 	results, err := p.send(ctx, conn.Conn().PgConn())
 	if err == nil && results[3].CommandTag.RowsAffected() != 1 {
 		err = errors.New("the call's claim is no longer this request's: its lease ended and another request took it over, or its answer is kept")
 	}
-	var tx pgx.Tx
 	if err == nil {
+		idle = string(results[5].Rows[0][0])
 		tx, err = conn.BeginTx(ctx, pgx.TxOptions{})
 	}
 	if err != nil {
 		discard(conn)
-		return nil, nil, s.fail(ctx, "begin the call's transaction in", err)
+		return nil, nil, "", s.fail(ctx, "begin the call's transaction in", err)
 	}
-	return conn, tx, nil
+	return conn, tx, idle, nil
 }
 
 // discard closes conn, which the pool then drops: the server rolls back
@@ -309,7 +314,7 @@ func (s *Store) RunClaimed(ctx context.Context, key, fingerprint string, lease, 
 	conn, tx, beginErr := l.over()
 	switch {
 	case tx != nil:
-		return protocol.ClaimAcquired, nil, s.endCall(ctx, c, conn, l.begun, answer, commit, ttl, timeout)
+		return protocol.ClaimAcquired, nil, s.endCall(ctx, c, conn, l.begun, l.idle, answer, commit, ttl, timeout)
 	case beginErr != nil && commit:
 		// The tool asked for its transaction, which could not begin, and
 		// returned a result all the same: what it meant to write is not
@@ -322,10 +327,11 @@ func (s *Store) RunClaimed(ctx context.Context, key, fingerprint string, lease, 
 
 // endCall keeps the answer in the call's transaction on conn and commits,
 // with the tool's writes when commit is true, after rolling them back
-// otherwise, then hands the connection back: one round trip. begun is when
-// the transaction began, by this process's clock. When the COMMIT's reply
+// otherwise, then hands the connection back with its idle timeout as it
+// was (idle): one round trip. begun is when the transaction began, by this
+// process's clock. When the COMMIT's reply
 // was lost, it asks on another connection whether the commit happened.
-func (s *Store) endCall(ctx context.Context, c call, conn *pgxpool.Conn, begun time.Time, answer []byte, commit bool, ttl, timeout time.Duration) error {
+func (s *Store) endCall(ctx context.Context, c call, conn *pgxpool.Conn, begun time.Time, idle string, answer []byte, commit bool, ttl, timeout time.Duration) error {
 	// The answer must be kept even when the caller has gone away.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
@@ -353,7 +359,7 @@ func (s *Store) endCall(ctx context.Context, c call, conn *pgxpool.Conn, begun t
 	}
 	p.add("COMMIT")
 	committedAt := p.n - 1
-	p.add("RESET idle_in_transaction_session_timeout")
+	p.add("SELECT set_config('idle_in_transaction_session_timeout', $1, false)", idle)
 	c.unhold(&p)
 	results, err := p.send(ctx, conn.Conn().PgConn())
 	if err == nil {
