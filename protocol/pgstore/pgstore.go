@@ -223,12 +223,12 @@ func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 // ErrPoolExhausted is in the chain of a store error when no connection of
 // the pool was free before the store's deadline (protocol.Config
 // StoreTimeout): every connection was in use, by this store's calls or by
-// the application's own queries on the same pool. The call was answered
-// execution_failed without running its tool (§8), and the error says how
-// many connections were in use. Raise the pool's MaxConns, or find what
-// holds connections for long: tools that keep their call's transaction
-// ([Tx]) while they wait on something slow, or code that takes a second
-// connection while holding one (use [Querier]).
+// the application's own queries on the same pool. The error says how many.
+// From a claim, the call was answered execution_failed without running its
+// tool (§8); from [Tx], the tool's statements fail with it. Raise the
+// pool's MaxConns, or find what holds connections for long: tools that
+// keep their call's transaction while they wait on something slow, or code
+// that takes a second connection while holding one (use [Querier]).
 var ErrPoolExhausted = errors.New("median: pgstore: the connection pool is exhausted")
 
 // poolExhaustedError is the error when no connection of the pool could be
