@@ -153,12 +153,18 @@ func (h *Handler) runClaimed(ctx context.Context, st *callState, store claimRunn
 	return stored
 }
 
-// outsideTransaction reports whether a store's RunClaimed returned
-// ErrOutsideTransaction. A store's error whose Is method panics is not
-// that: it is logged as a failed commit.
+// outsideTransaction reports whether a store's RunClaimed said the tool
+// ran outside its transaction (an error with OutsideTransaction() true,
+// see [Store]). A store's error whose methods panic did not say so: it is
+// logged as a failed commit.
 func outsideTransaction(err error) (outside bool) {
-	defer func() { _ = recover() }()
-	return errors.Is(err, ErrOutsideTransaction)
+	defer func() {
+		if recover() != nil {
+			outside = false
+		}
+	}()
+	var o interface{ OutsideTransaction() bool }
+	return errors.As(err, &o) && o.OutsideTransaction()
 }
 
 // interceptAndRun runs the interceptors, then the tool unless one answered.

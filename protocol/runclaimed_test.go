@@ -45,7 +45,7 @@ func (s *runnerStore) RunClaimed(ctx context.Context, key, fp string, lease, ttl
 	commitErr, outside := s.commitErr, s.outside
 	s.mu.Unlock()
 	if outside {
-		return ClaimAcquired, nil, fmt.Errorf("pgstore-like: %w", ErrOutsideTransaction)
+		return ClaimAcquired, nil, fmt.Errorf("pgstore-like: %w", outsideError{})
 	}
 	if commitErr != nil {
 		return ClaimAcquired, nil, commitErr
@@ -53,6 +53,13 @@ func (s *runnerStore) RunClaimed(ctx context.Context, key, fp string, lease, ttl
 	_, err = s.recordingStore.Save(ctx, key, fp, answer, ttl)
 	return ClaimAcquired, nil, err
 }
+
+// outsideError is what a store's RunClaimed returns when the tool did not
+// ask for its transaction.
+type outsideError struct{}
+
+func (outsideError) Error() string            { return "the tool ran outside the transaction" }
+func (outsideError) OutsideTransaction() bool { return true }
 
 // txTool answers what its input's note says, after checking that it runs
 // inside the store's transaction.

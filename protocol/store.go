@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/median-go/median/protocol/internal/memstore"
@@ -46,8 +45,10 @@ import (
 // transaction and commits: with the tool's writes when commit is true,
 // without them otherwise; an error after run then means nothing was
 // committed. If it did not, nothing of the tool can be rolled back: the
-// store returns [ErrOutsideTransaction] and the core keeps the answer
-// with Save, as for any other store. Each of its own steps runs under
+// store keeps nothing and returns an error with a method
+// OutsideTransaction() bool that returns true, and the core keeps the
+// answer with Save, as for any other store (a failed Save then is
+// handled as any other: the answer goes out). Each of its own steps runs under
 // timeout (Config.StoreTimeout); run is bounded by the tool's timeout.
 // Calls answered through [Handler.Middleware] use Claim and Save.
 type Store interface {
@@ -80,13 +81,6 @@ type Store interface {
 	// when ctx is done.
 	Renew(ctx context.Context, key, fingerprint string, lease time.Duration) error
 }
-
-// ErrOutsideTransaction is what a Store's RunClaimed returns after run
-// when the tool ran outside the store's transaction (it never asked for
-// it): the store kept no answer, and nothing the tool did can be rolled
-// back. The core then keeps the answer with Save, and sends it whatever
-// Save does, as for a store without RunClaimed (§8).
-var ErrOutsideTransaction = errors.New("median: the tool ran outside the store's transaction; its answer is kept with Save")
 
 // ClaimStatus is the outcome of [Store.Claim].
 type ClaimStatus int
