@@ -271,8 +271,8 @@ func discard(conn *pgxpool.Conn) {
 // claim commits on its own, one round trip) and, on acquiring it, calls
 // run once with ctx carrying the call's transaction, begun only when the
 // tool asks for it ([Tx]). A tool that does not ask runs holding no
-// connection, and RunClaimed returns protocol.ErrOutsideTransaction: the
-// core keeps the answer with Save. A tool that asks has its answer kept in
+// connection, and RunClaimed returns [ErrOutsideTransaction]: the core
+// keeps the answer with Save. A tool that asks has its answer kept in
 // its transaction, which commits with the tool's writes when commit is
 // true, after rolling them back otherwise: one round trip. A non-nil
 // error after run then means the commit did not happen: neither the
@@ -322,8 +322,25 @@ func (s *Store) RunClaimed(ctx context.Context, key, fingerprint string, lease, 
 		s.release(ctx, c, timeout)
 		return protocol.ClaimAcquired, nil, fmt.Errorf("the tool returned a result although its transaction could not begin: %w", beginErr)
 	}
-	return protocol.ClaimAcquired, nil, protocol.ErrOutsideTransaction
+	return protocol.ClaimAcquired, nil, ErrOutsideTransaction
 }
+
+// ErrOutsideTransaction is what [Store.RunClaimed] returns after running a
+// tool that never asked for its call's transaction: the store kept no
+// answer (the core keeps it with Save), and nothing the tool did can be
+// rolled back. Its OutsideTransaction method tells the core so.
+var ErrOutsideTransaction error = outsideError{}
+
+// outsideError is ErrOutsideTransaction's type.
+type outsideError struct{}
+
+func (outsideError) Error() string {
+	return "median: pgstore: the tool ran outside its call's transaction; its answer is kept with Save"
+}
+
+// OutsideTransaction tells the core that the tool ran outside the store's
+// transaction (see protocol.Store).
+func (outsideError) OutsideTransaction() bool { return true }
 
 // endCall keeps the answer in the call's transaction on conn and commits,
 // with the tool's writes when commit is true, after rolling them back

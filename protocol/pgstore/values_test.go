@@ -196,7 +196,7 @@ func TestValuesAreParameters(t *testing.T) {
 				check(key, fp, answer, "RunClaimed in the tool's transaction")
 				continue
 			}
-			require.ErrorIs(t, err, protocol.ErrOutsideTransaction, "the tool did not ask for its transaction")
+			require.ErrorIs(t, err, pgstore.ErrOutsideTransaction, "the tool did not ask for its transaction")
 			_, err = s.Save(ctx, key, fp, answer, time.Minute)
 			require.NoError(t, err)
 			check(key, fp, answer, "RunClaimed, then Save")
