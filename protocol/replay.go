@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -108,7 +109,8 @@ func (h *Handler) acquireClaim(ctx context.Context, st *callState) (Response, bo
 // is a result. While run runs, the claim is renewed through the store's
 // Renew, as for any other store. When the store cannot commit after the
 // tool ran, nothing it wrote is kept, so a result is answered as not
-// carried out.
+// carried out. When the tool did not use the store's transaction, the
+// store keeps nothing and finish saves the answer.
 func (h *Handler) runClaimed(ctx context.Context, st *callState, store claimRunner) Response {
 	key, fp, lease := h.claimKey(st)
 	var resp Response
@@ -129,6 +131,11 @@ func (h *Handler) runClaimed(ctx context.Context, st *callState, store claimRunn
 		if !ran {
 			return c.status, c.answer, err
 		}
+		if outsideTransaction(err) {
+			// Kept with Save by finish, as when the store has no RunClaimed.
+			st.held = claim{store: h.cfg.Store, key: key, fingerprint: fp}
+			return ClaimAcquired, nil, nil
+		}
 		if err != nil {
 			h.cfg.Logger.ErrorContext(ctx, "median: replay store could not commit the call's transaction; the tool's writes and its answer were rolled back", "tool", st.call.Tool, "toolCallId", st.call.ToolCallID, "error", errorText(err))
 			if resp.code == "" && resp.refusal == "" {
@@ -144,6 +151,20 @@ func (h *Handler) runClaimed(ctx context.Context, st *callState, store claimRunn
 		return h.interceptAndRun(ctx, st)
 	}
 	return stored
+}
+
+// outsideTransaction reports whether a store's RunClaimed said the tool
+// ran outside its transaction (an error with OutsideTransaction() true,
+// see [Store]). A store's error whose methods panic did not say so: it is
+// logged as a failed commit.
+func outsideTransaction(err error) (outside bool) {
+	defer func() {
+		if recover() != nil {
+			outside = false
+		}
+	}()
+	var o interface{ OutsideTransaction() bool }
+	return errors.As(err, &o) && o.OutsideTransaction()
 }
 
 // interceptAndRun runs the interceptors, then the tool unless one answered.

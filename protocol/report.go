@@ -85,7 +85,13 @@ type Report struct {
 		Kind string `json:"kind"`
 		// Reachable is the result of a probe bounded to 500 ms; nil for a
 		// store that cannot be probed. Why a probe failed goes to the log.
-		Reachable     *bool  `json:"reachable"`
+		Reachable *bool `json:"reachable"`
+		// Problem says why the probe failed when the store names it in
+		// words meant for this report: its error (or one it wraps) has a
+		// Problem() string method, as pgstore's exhausted connection pool
+		// does. Empty otherwise: the error itself may hold addresses, and
+		// goes only to the log.
+		Problem       string `json:"problem,omitempty"`
 		LatencyMs     int64  `json:"latencyMs"`     // the probe's duration
 		ClaimFailures int64  `json:"claimFailures"` // calls not run because the store could not record their claim
 		EvictedEarly  int64  `json:"evictedEarly"`  // answers dropped before their time to make room
@@ -329,8 +335,26 @@ func (h *Handler) reportStore(ctx context.Context, r *Report) {
 	reachable := err == nil
 	r.Store.Reachable = &reachable
 	if err != nil {
+		r.Store.Problem = storeProblem(err)
 		h.cfg.Logger.WarnContext(ctx, "median: diagnostics: the replay store did not answer its probe", "kind", r.Store.Kind, "error", errorText(err))
 	}
+}
+
+// storeProblem is what a store's error says of itself for the report
+// (Report.Store.Problem): the Problem method of the first error in err's
+// chain that has one, cut to 200 characters, or "". A store's error whose
+// methods panic says nothing.
+func storeProblem(err error) (problem string) {
+	defer func() {
+		if recover() != nil {
+			problem = ""
+		}
+	}()
+	var p interface{ Problem() string }
+	if errors.As(err, &p) {
+		return truncateChars(p.Problem(), 200)
+	}
+	return ""
 }
 
 // reportApp runs Config.Diagnostics under its deadline and returns what it

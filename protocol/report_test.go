@@ -278,6 +278,52 @@ func TestReportFrozenStore(t *testing.T) {
 	}
 }
 
+// problemError is a store's error that names its problem for the report.
+type problemError struct{ problem string }
+
+func (e problemError) Error() string   { return "dial 10.9.9.9:5432: " + e.problem }
+func (e problemError) Problem() string { return e.problem }
+
+// panickyProblem is a store's error whose Problem method panics.
+type panickyProblem struct{}
+
+func (panickyProblem) Error() string   { return "no problem" }
+func (panickyProblem) Problem() string { panic("Problem exploded") }
+
+// probeStore is a memory store whose Probe fails with err.
+type probeStore struct {
+	Store
+	err error
+}
+
+func (s probeStore) Probe(context.Context) error { return s.err }
+
+// TestReportStoreProblem: a failed probe whose error names its problem
+// (a Problem method, anywhere in its chain) shows it in the report; any
+// other error shows nothing but the log.
+func TestReportStoreProblem(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("pgstore: could not reach the table: %w", problemError{"connection pool exhausted: all 2 in use"}), "connection pool exhausted: all 2 in use"},
+		{problemError{strings.Repeat("é", 300)}, strings.Repeat("é", 200)},
+		{errors.New("dial 10.9.9.9:5432: connection refused"), ""},
+		{panickyProblem{}, ""},
+	} {
+		h, logs := newHandler(t, Config{Store: probeStore{newMemoryStore(0, nil), c.err}})
+		r := requireReport(t, h.Serve(context.Background(), post(`{"op":"diagnostics"}`)))
+		require.NotNil(t, r.Store.Reachable)
+		assert.False(t, *r.Store.Reachable)
+		assert.Equal(t, c.want, r.Store.Problem)
+		assert.NotContains(t, r.raw, "10.9.9.9")
+		if c.want == "" {
+			assert.NotContains(t, r.raw, `"problem"`, "absent when the store names none")
+		}
+		assert.Contains(t, logs.String(), "did not answer its probe")
+	}
+}
+
 // plainStore is a custom store with neither Kind nor Probe.
 type plainStore struct{ Store }
 

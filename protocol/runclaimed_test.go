@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ type runnerStore struct {
 	mu        sync.Mutex
 	commits   []bool
 	commitErr error // RunClaimed fails after run with it
+	outside   bool  // the tool never asks for the transaction: RunClaimed keeps nothing
 	runs      int   // RunClaimed calls
 }
 
@@ -40,14 +42,24 @@ func (s *runnerStore) RunClaimed(ctx context.Context, key, fp string, lease, ttl
 	answer, commit := run(context.WithValue(ctx, txMarker{}, true))
 	s.mu.Lock()
 	s.commits = append(s.commits, commit)
-	commitErr := s.commitErr
+	commitErr, outside := s.commitErr, s.outside
 	s.mu.Unlock()
+	if outside {
+		return ClaimAcquired, nil, fmt.Errorf("pgstore-like: %w", outsideError{})
+	}
 	if commitErr != nil {
 		return ClaimAcquired, nil, commitErr
 	}
 	_, err = s.recordingStore.Save(ctx, key, fp, answer, ttl)
 	return ClaimAcquired, nil, err
 }
+
+// outsideError is what a store's RunClaimed returns when the tool did not
+// ask for its transaction.
+type outsideError struct{}
+
+func (outsideError) Error() string            { return "the tool ran outside the transaction" }
+func (outsideError) OutsideTransaction() bool { return true }
 
 // txTool answers what its input's note says, after checking that it runs
 // inside the store's transaction.
@@ -145,4 +157,28 @@ func TestMiddlewareUsesClaimAndSave(t *testing.T) {
 	assert.Zero(t, store.runs)
 	assert.Equal(t, 1, store.claimCount())
 	assert.Len(t, store.saves, 1)
+}
+
+// TestToolOutsideTheTransactionIsSaved: when the store reports that the
+// tool ran outside its transaction, the core keeps the answer with Save,
+// once, and a failed Save still sends the answer (it cannot be rolled
+// back) and is logged.
+func TestToolOutsideTheTransactionIsSaved(t *testing.T) {
+	store := &runnerStore{recordingStore: newRecordingStore(), outside: true}
+	runs := &int64Counter{}
+	h, logs := newHandler(t, Config{Tools: []*Tool{txTool(runs)}, Store: store})
+	body := toolCall("tx", "call_rc_out", `{"orderId":3}`)
+	first := h.Serve(context.Background(), post(body))
+	assert.Equal(t, `{"result":"written"}`, string(first.Body))
+	require.Len(t, store.saves, 1, "the core saved the answer")
+	assert.Contains(t, store.saves[0], `{"result":"written"}`)
+	again := h.Serve(context.Background(), post(body))
+	assert.Equal(t, string(first.Body), string(again.Body), "the saved answer is replayed")
+	assert.Equal(t, int64(1), runs.get())
+	assert.Empty(t, logs.find(t, "could not commit"), "nothing was to commit")
+
+	store.saveErr = errors.New("connection lost")
+	resp := h.Serve(context.Background(), post(toolCall("tx", "call_rc_out2", `{"orderId":3}`)))
+	assert.Equal(t, `{"result":"written"}`, string(resp.Body), "the tool's effects stand: its answer goes out")
+	assert.Len(t, logs.find(t, "could not save the answer"), 1)
 }

@@ -41,16 +41,23 @@ import (
 // RunClaimed is for a store kept in the application's own database, so
 // that the tool's writes and its answer commit together (PROTOCOL.md
 // §8.1): the core calls it instead of Claim and Save for the tools a
-// Handler runs itself. It claims key as Claim does, inside a transaction,
-// and returns what Claim would when the call is not acquired. When it is,
-// it calls run once with a context that carries the transaction (the
-// store's own function gives it to the tool, e.g. pgstore.Tx), keeps the
-// answer run returns for ttl in the same transaction and commits: with the
-// tool's writes when commit is true, without them otherwise. An error after
-// run means nothing was committed. Each of its own steps runs under
+// Handler runs itself. It claims key as Claim does and returns what Claim
+// would when the call is not acquired. When it is, it calls run once with
+// a context from which the tool can get the store's transaction (the
+// store's own function, e.g. pgstore.Tx), begun only if the tool asks, so
+// that a tool that does not holds no connection while it runs. If the tool
+// asked, the store keeps the answer run returns for ttl in that
+// transaction and commits: with the tool's writes when commit is true,
+// without them otherwise; an error after run then means nothing was
+// committed. If it did not, nothing of the tool can be rolled back: the
+// store keeps nothing and returns an error with a method
+// OutsideTransaction() bool that returns true, and the core keeps the
+// answer with Save, as for any other store (a failed Save then is handled
+// as any other: the answer goes out). Each of its own steps runs under
 // timeout (Config.StoreTimeout); run is bounded by the tool's timeout, and
 // while it runs the core renews the claim through Renew, every third of
-// lease, as it does any claim.
+// lease, as it does any claim (a store may leave alone a claim its
+// transaction holds).
 // Calls answered through [Handler.Middleware] use Claim and Save.
 type Store interface {
 	// Claim atomically claims key for a caller whose body hashes to

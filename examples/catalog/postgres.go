@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/median-go/median/protocol"
@@ -86,10 +85,13 @@ func newTableOrders(pool *pgxpool.Pool) *Orders {
 	return &Orders{pool: pool}
 }
 
-// tableStatus reads the status of id from the orders table.
+// tableStatus reads the status of id from the orders table, through
+// pgstore.Querier: in the call's transaction when the tool on ctx has begun
+// one (it then sees its own writes, on the connection it holds), on the
+// pool otherwise.
 func (o *Orders) tableStatus(ctx context.Context, id string) (string, error) {
 	var status string
-	err := o.pool.QueryRow(ctx, "SELECT status FROM "+ordersTable+" WHERE order_id = $1", id).Scan(&status)
+	err := pgstore.Querier(ctx, o.pool).QueryRow(ctx, "SELECT status FROM "+ordersTable+" WHERE order_id = $1", id).Scan(&status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return StatusProcessing, nil
 	}
@@ -102,21 +104,20 @@ func (o *Orders) tableStatus(ctx context.Context, id string) (string, error) {
 // tableCancelled counts the cancelled orders in the orders table.
 func (o *Orders) tableCancelled(ctx context.Context) (int, error) {
 	var n int
-	if err := o.pool.QueryRow(ctx, "SELECT count(*) FROM "+ordersTable+" WHERE status = $1", StatusCancelled).Scan(&n); err != nil {
+	if err := pgstore.Querier(ctx, o.pool).QueryRow(ctx, "SELECT count(*) FROM "+ordersTable+" WHERE status = $1", StatusCancelled).Scan(&n); err != nil {
 		return 0, fmt.Errorf("could not count the cancelled orders: %w", err)
 	}
 	return n, nil
 }
 
 // tableCancel cancels id in the orders table: inside the call's
-// transaction when the tool runs in one (pgstore.Tx), so the cancellation
-// commits with the answer that reports it; on the pool otherwise (a call
-// answered through the middleware). Of concurrent cancels of one order,
-// one inserts the row and the others, waiting for its commit, find it.
+// transaction when the call has one (pgstore.Tx begins it), so the
+// cancellation commits with the answer that reports it; on the pool
+// otherwise (a call answered through the middleware, the order routes).
+// Of concurrent cancels of one order, one inserts the row and the others,
+// waiting for its commit, find it.
 func (o *Orders) tableCancel(ctx context.Context, id string) error {
-	var db interface {
-		Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	} = o.pool
+	var db pgstore.DBTX = o.pool
 	if tx, ok := pgstore.Tx(ctx); ok {
 		db = tx
 	}

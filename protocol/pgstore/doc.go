@@ -2,19 +2,24 @@
 // (github.com/jackc/pgx/v5, pgxpool), for teams whose instances share a
 // Postgres database rather than a Redis: a toolCallId answered on one
 // instance is answered with the same bytes on any other, and its tool runs
-// once. It also lets a tool do its writes in the transaction that holds its
-// call's claim, so that the writes and the kept answer commit together
-// (docs/PROTOCOL.md §8.1).
+// once. It also lets a tool do its writes in a transaction of its call, so
+// that the writes and the kept answer commit together (docs/PROTOCOL.md
+// §8.1).
 //
 //	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
 //	err = pgstore.Migrate(ctx, pool, pgstore.Options{}) // at start; idempotent
 //	store, err := pgstore.New(pool, pgstore.Options{})
 //	h, err := protocol.New(protocol.Config{Store: store, Tools: tools})
 //
-// and in a tool:
+// and in a tool that writes:
 //
-//	tx, ok := pgstore.Tx(ctx)
+//	tx, ok := pgstore.Tx(ctx) // begins the call's transaction
 //	_, err := tx.Exec(ctx, "UPDATE orders SET status = 'cancelled' WHERE id = $1", id)
+//
+// while every query of a tool (and of code tools share with the rest of
+// the application) goes through [Querier]:
+//
+//	err := pgstore.Querier(ctx, pool).QueryRow(ctx, "SELECT status FROM orders WHERE id = $1", id).Scan(&status)
 //
 // # The table
 //
@@ -35,12 +40,13 @@
 //
 // # How it works
 //
-// Each operation is one simple query of a few statements in one
-// transaction, one round trip: SET LOCAL statement_timeout and lock_timeout
-// to what is left of the core's store deadline (so the server gives up when
-// the caller does), then the work. Values go into the SQL as literals: the
-// key must be hex, the fingerprint is quoted as an escape string, answers
-// as hex; the table name is quoted with pgx.Identifier.
+// Every value (key, fingerprint, answer, lease, timeouts) reaches
+// PostgreSQL as a parameter of the extended protocol, in binary; only the
+// table's name is in the SQL text, quoted with pgx.Identifier. Each
+// operation is one round trip whatever the pool's QueryExecMode: its
+// statements go in one pgconn batch (one write, one Sync), in a
+// transaction whose statement and lock timeouts are what is left of the
+// core's store deadline, so the server gives up when the caller does.
 //
 //   - Claim takes the call's advisory lock without waiting
 //     (pg_try_advisory_xact_lock on the key) and, holding it, inserts the
@@ -49,36 +55,54 @@
 //     ClaimRunning, and the core asks again shortly. Claim never waits.
 //   - Save writes the answer unless the row holds an answer already or
 //     another body's live claim: the first answer wins, byte for byte.
+//   - Renew moves a running claim's end to a lease from now; the core
+//     calls it while the tool runs. It never revives a claim whose lease
+//     ended, nor touches an answer or another body's claim.
 //
-// # One transaction per call
+// A connection is taken from the pool for each of these round trips and
+// given back at once: a call holds none while its tool runs, unless the
+// tool asks for its transaction. When no connection is free before the
+// store's deadline, the call is answered execution_failed without running
+// its tool, and the error, in the log, says the pool is exhausted
+// ([ErrPoolExhausted]); so does the diagnostics report's store.problem
+// when the probe cannot get one either.
 //
-// When a Handler runs a tool itself (not through protocol's Middleware), the
-// core calls [Store.RunClaimed] instead of Claim and Save: BEGIN, the claim
-// as above but kept in the open transaction, a savepoint, the tool (which
-// gets the transaction from [Tx]), then the answer and COMMIT. Four round
-// trips per new call, three for a repeat. A result commits the tool's
-// writes with the answer; an error, a refusal or a panic rolls the writes
-// back to the savepoint and the answer is kept all the same. If the
-// commit fails after the tool returned a result, the writes are gone and
-// the call is answered execution_failed saying nothing was changed. When
-// the COMMIT reached the server but its reply was lost, the store asks again
-// on another connection (once the call's lock is free) and answers the
-// result if the commit happened. One case stays open, as with any
-// database: a server that freezes with the COMMIT unread may commit it
-// when it wakes, after the call was answered as not carried out; the kept
-// answer is then the result, and the writes are there.
+// # A transaction per call, when the tool asks
 //
-// A copy of the call that arrives meanwhile finds the advisory lock taken
-// and asks again until the commit, then gets the same bytes: the writes
-// happen once. If the instance dies before the commit, PostgreSQL rolls
-// the transaction back as soon as it sees the connection gone: neither the
-// writes nor the claim are left, and the next copy runs the tool as the
-// first did. The server also ends a transaction idle for longer than the
-// claim's lease (idle_in_transaction_session_timeout), and bounds each of
-// the tool's statements by it.
+// When a Handler runs a tool itself (not through protocol's Middleware),
+// the core calls [Store.RunClaimed]: the claim commits on its own, as
+// above, and the tool runs holding no connection. A tool that never calls
+// [Tx] is done then: the core saves its answer. Tools that only read, with
+// [Querier] or straight on the pool, cannot starve the pool however many
+// run at once: none holds a connection while it waits for another.
 //
-// Each call running a tool holds one pooled connection until it commits:
-// size the pool (pgxpool's MaxConns) for the tools that run at once.
+// The first call of [Tx] takes a connection and hands the claim from its
+// lease to that connection's session: it takes the call's advisory lock
+// for the session and ends the lease (expires_at -infinity), committed,
+// then begins the tool's transaction (two round trips). From then on the
+// claim lasts exactly as long as the session: copies find the lock taken
+// and wait; if the instance dies, PostgreSQL rolls the transaction back
+// and drops the lock as soon as it sees the connection gone, and the next
+// copy takes the claim over at once and runs the tool as the first did.
+// When the tool returns, one round trip keeps its answer in the
+// transaction and commits, with the tool's writes for a result, after
+// rolling them back for an error, a refusal or a panic (whose answer is
+// kept all the same), then releases the lock. Hold the transaction only
+// while the tool needs it: the server ends a transaction left idle longer
+// than the answer's TTL (idle_in_transaction_session_timeout), by when no
+// copy of the call can be accepted any more.
+//
+// If the commit fails after the tool returned a result, the writes are
+// gone and the call is answered execution_failed saying nothing was
+// changed. When the COMMIT reached the server but its reply was lost, the
+// store asks again on another connection (once the call's lock is free)
+// and answers the result if the commit happened. A server paused with the
+// last round trip unread rolls it back when it wakes after the store's
+// deadline (a statement before COMMIT compares the time since the
+// transaction began with the deadline, each on its own side's clock), so
+// the call answered as not carried out stays so. One case stays open, as
+// with any database: a server that freezes between that statement and the
+// COMMIT, for longer than the deadline.
 //
 // # What exactly-once covers
 //

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -97,10 +96,27 @@ func New(pool *pgxpool.Pool, opts Options) (*Store, error) {
 // Kind names the store for diagnostics: "postgres".
 func (s *Store) Kind() string { return "postgres" }
 
-// Probe checks that the database answers and the table is there: one round
-// trip.
+// Probe checks that a connection of the pool can be had and that the
+// database answers with the table there: one round trip. When every
+// connection of the pool stays in use until ctx ends, its error wraps
+// [ErrPoolExhausted] and says so in the diagnostics report.
 func (s *Store) Probe(ctx context.Context) error {
-	if _, err := s.pool.Exec(ctx, "SELECT 1 FROM "+s.table+" LIMIT 0"); err != nil {
+	// It stops waiting for a connection before ctx ends, to say why
+	// rather than be cut off by the caller's deadline.
+	waitCtx := ctx
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		waitCtx, cancel = context.WithDeadline(ctx, deadline.Add(-time.Until(deadline)/5))
+		defer cancel()
+	}
+	conn, err := s.acquire(waitCtx)
+	if err != nil {
+		return s.fail(ctx, "reach the table", err)
+	}
+	defer conn.Release()
+	var p pipeline
+	p.add("SELECT 1 FROM " + s.table + " LIMIT 0")
+	if _, err := p.send(ctx, conn.Conn().PgConn()); err != nil {
 		return s.fail(ctx, "reach the table", err)
 	}
 	return nil
@@ -109,20 +125,23 @@ func (s *Store) Probe(ctx context.Context) error {
 // Claim implements [protocol.Store]: one round trip, no waiting; see the
 // package documentation.
 func (s *Store) Claim(ctx context.Context, key, fingerprint string, lease time.Duration) (protocol.ClaimStatus, []byte, error) {
-	q, err := s.query(key, fingerprint)
+	c, err := s.call(key, fingerprint)
 	if err != nil {
 		return 0, nil, err
 	}
 	if lease < time.Millisecond {
 		return 0, nil, fmt.Errorf("median: pgstore: the lease must be at least 1ms, got %s", lease)
 	}
-	sql := "BEGIN;" + timeouts(ctx) + q.claim(lease) + "COMMIT;"
-	results, err := s.exec(ctx, sql)
+	var p pipeline
+	p.begin(ctx)
+	c.claim(&p, lease)
+	p.add("COMMIT")
+	results, err := s.send(ctx, &p)
 	if err != nil {
 		return 0, nil, s.fail(ctx, "claim a call in", err)
 	}
-	// BEGIN, two SETs, the INSERT, the SELECT, COMMIT.
-	return claimResult(fingerprint, results[3], results[4])
+	// BEGIN, the timeouts, the INSERT, the SELECT, COMMIT.
+	return claimResult(fingerprint, results[2], results[3])
 }
 
 // Save implements [protocol.Store]: one round trip. It writes the answer
@@ -130,31 +149,108 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, lease time.D
 // and removes a few expired rows. It always reports 0 evicted: rows go
 // only when their time is up.
 func (s *Store) Save(ctx context.Context, key, fingerprint string, answer []byte, ttl time.Duration) (int, error) {
-	q, err := s.query(key, fingerprint)
+	c, err := s.call(key, fingerprint)
 	if err != nil {
 		return 0, err
 	}
 	if ttl < time.Millisecond {
 		return 0, fmt.Errorf("median: pgstore: the TTL must be at least 1ms, got %s", ttl)
 	}
-	sql := "BEGIN;" + timeouts(ctx) + q.save(answer, ttl) + s.sweep() + "COMMIT;"
-	if _, err := s.exec(ctx, sql); err != nil {
+	var p pipeline
+	p.begin(ctx)
+	c.save(&p, answer, ttl)
+	s.sweep(&p)
+	p.add("COMMIT")
+	if _, err := s.send(ctx, &p); err != nil {
 		return 0, s.fail(ctx, "save an answer in", err)
 	}
 	return 0, nil
 }
 
-// exec sends sql as one simple query (one round trip, however many
-// statements) and returns each statement's result. The connection goes
-// back to the pool, or is closed when the query failed half-way.
-func (s *Store) exec(ctx context.Context, sql string) ([]*pgconn.Result, error) {
-	conn, err := s.pool.Acquire(ctx)
+// Renew implements [protocol.Store]: one round trip. It extends this
+// body's running claim of key to lease from now; an answer, another body's
+// claim, a claim whose lease has ended or no row at all is left as it is,
+// and Renew returns nil. A claim whose tool holds its transaction ([Tx])
+// needs no renewal: it lasts as long as that transaction's connection.
+func (s *Store) Renew(ctx context.Context, key, fingerprint string, lease time.Duration) error {
+	c, err := s.call(key, fingerprint)
+	if err != nil {
+		return err
+	}
+	if lease < time.Millisecond {
+		return fmt.Errorf("median: pgstore: the lease must be at least 1ms, got %s", lease)
+	}
+	var p pipeline
+	p.begin(ctx)
+	c.renew(&p, lease)
+	p.add("COMMIT")
+	if _, err := s.send(ctx, &p); err != nil {
+		return s.fail(ctx, "renew a claim in", err)
+	}
+	return nil
+}
+
+// send runs p on a connection of the pool: one round trip. The connection
+// goes back to the pool, or is closed when the round trip failed half-way
+// (the pool does that by itself).
+func (s *Store) send(ctx context.Context, p *pipeline) ([]*pgconn.Result, error) {
+	conn, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Release()
-	return conn.Conn().PgConn().Exec(ctx, sql).ReadAll()
+	return p.send(ctx, conn.Conn().PgConn())
 }
+
+// acquire takes a connection of the pool before ctx ends. When it cannot
+// because every connection stays in use, its error wraps ErrPoolExhausted.
+func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
+	start := time.Now()
+	conn, err := s.pool.Acquire(ctx)
+	if err == nil {
+		return conn, nil
+	}
+	if st := s.pool.Stat(); ctx.Err() != nil && st.AcquiredConns() >= st.MaxConns() {
+		waited := time.Since(start)
+		if deadline, ok := ctx.Deadline(); ok {
+			waited = deadline.Sub(start) // what it could wait: the deadline as configured
+		}
+		return nil, &poolExhaustedError{inUse: st.AcquiredConns(), max: st.MaxConns(), waited: waited, err: err}
+	}
+	return nil, err
+}
+
+// ErrPoolExhausted is in the chain of a store error when no connection of
+// the pool was free before the store's deadline (protocol.Config
+// StoreTimeout): every connection was in use, by this store's calls or by
+// the application's own queries on the same pool. The error says how many.
+// From a claim, the call was answered execution_failed without running its
+// tool (§8); from [Tx], the tool's statements fail with it. Raise the
+// pool's MaxConns, or find what holds connections for long: tools that
+// keep their call's transaction while they wait on something slow, or code
+// that takes a second connection while holding one (use [Querier]).
+var ErrPoolExhausted = errors.New("median: pgstore: the connection pool is exhausted")
+
+// poolExhaustedError is the error when no connection of the pool could be
+// had in time because every one was in use.
+type poolExhaustedError struct {
+	inUse, max int32
+	waited     time.Duration
+	err        error // pgxpool's, the context's end
+}
+
+func (e *poolExhaustedError) Error() string { return e.Problem() + " (" + e.err.Error() + ")" }
+
+// Problem says what is wrong in words for the diagnostics report: no
+// address, user or database name.
+func (e *poolExhaustedError) Problem() string {
+	return fmt.Sprintf("connection pool exhausted: no connection was free within %s, all %d of the pool's %d (MaxConns) were in use",
+		e.waited.Round(time.Millisecond), e.inUse, e.max)
+}
+
+func (e *poolExhaustedError) Is(target error) bool { return target == ErrPoolExhausted }
+
+func (e *poolExhaustedError) Unwrap() error { return e.err }
 
 // fail wraps a database error, naming the context's end when it ended.
 func (s *Store) fail(ctx context.Context, what string, err error) error {
@@ -164,77 +260,25 @@ func (s *Store) fail(ctx context.Context, what string, err error) error {
 	return fmt.Errorf("median: pgstore: could not %s %s: %w", what, s.table, err)
 }
 
-// fallbackTimeout bounds the database's work when ctx carries no deadline:
-// the core's default store deadline.
-const fallbackTimeout = time.Second
-
-// timeouts sets the statement and lock timeouts of the transaction to what
-// is left of ctx's deadline (at least 1 ms), or to fallbackTimeout when ctx
-// has none, so that the database gives up when the caller does: two
-// statements.
-func timeouts(ctx context.Context) string {
-	d := fallbackTimeout
-	if deadline, ok := ctx.Deadline(); ok {
-		d = time.Until(deadline)
-	}
-	return localTimeouts(strconv.FormatInt(max(d.Milliseconds(), 1), 10))
-}
-
-// localTimeouts sets the transaction's statement and lock timeouts to ms
-// milliseconds: two statements.
-func localTimeouts(ms string) string {
-	return "SET LOCAL statement_timeout = " + ms + ";SET LOCAL lock_timeout = " + ms + ";"
-}
-
-// interval is d as an SQL interval literal, in whole milliseconds.
-func interval(d time.Duration) string {
-	return "interval '" + strconv.FormatInt(d.Milliseconds(), 10) + " milliseconds'"
-}
-
-// call is one call's statements: the table, the key and fingerprint as SQL
-// literals, and the call's advisory lock.
+// call is one call's parameters: the table (quoted), the key and
+// fingerprint, and the call's advisory lock.
 type call struct {
 	table, key, fp string
-	lock           string
+	lock           int64
 }
 
-// query checks key and fingerprint and builds their statements. Values go
-// into the SQL as literals (one simple query is one round trip): the key
-// must be hex, the fingerprint is quoted as an escape string, and answers
-// go in as hex.
-func (s *Store) query(key, fingerprint string) (call, error) {
+// call checks key and fingerprint and returns the call's parameters. The
+// key must be the core's hex digest; the fingerprint must be text
+// PostgreSQL can hold (valid UTF-8 without NUL).
+func (s *Store) call(key, fingerprint string) (call, error) {
 	raw, err := hex.DecodeString(key)
 	if err != nil || len(raw) < 8 {
 		return call{}, fmt.Errorf("median: pgstore: the key must be the core's hex digest (at least 16 hex digits), got %q", key)
 	}
 	if fingerprint == "" || strings.IndexByte(fingerprint, 0) >= 0 || !utf8.ValidString(fingerprint) {
-		return call{}, fmt.Errorf("median: pgstore: the fingerprint must be non-empty valid UTF-8 without NUL, got %q", fingerprint)
+		return call{}, fmt.Errorf("median: pgstore: the fingerprint must be non-empty valid UTF-8 without NUL, got %.80q", fingerprint)
 	}
-	lock := int64(binary.BigEndian.Uint64(raw) ^ s.lock)
-	return call{table: s.table, key: "'" + key + "'", fp: escapeString(fingerprint), lock: strconv.FormatInt(lock, 10)}, nil
-}
-
-// escapeString quotes s as an escape string literal, E'…', which means the
-// same whatever standard_conforming_strings says.
-func escapeString(s string) string { return "E'" + escaper.Replace(s) + "'" }
-
-// escaper doubles the backslashes and quotes of an escape string literal.
-var escaper = strings.NewReplacer(`\`, `\\`, `'`, `''`)
-
-// claim is the INSERT that takes the call and the SELECT that tells what
-// is there when it did not. The INSERT takes the call's advisory lock
-// first, without waiting: a call held by a transaction (see
-// [Store.RunClaimed]) has an uncommitted row an INSERT would wait on, and
-// a Claim never waits. With the lock, it inserts a running claim, or takes
-// over a row whose lease or TTL ended. The SELECT is a statement of its
-// own, so it sees what committed meanwhile.
-func (c call) claim(lease time.Duration) string {
-	return "INSERT INTO " + c.table + " AS c (call_key, fingerprint, answer, expires_at) " +
-		"SELECT " + c.key + ", " + c.fp + ", NULL, now() + " + interval(lease) + " " +
-		"WHERE pg_try_advisory_xact_lock(" + c.lock + ") " +
-		"ON CONFLICT (call_key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, answer = NULL, expires_at = EXCLUDED.expires_at " +
-		"WHERE c.expires_at <= now() RETURNING 1;" +
-		"SELECT fingerprint, answer, expires_at > now() FROM " + c.table + " WHERE call_key = " + c.key + ";"
+	return call{table: s.table, key: key, fp: fingerprint, lock: int64(binary.BigEndian.Uint64(raw) ^ s.lock)}, nil
 }
 
 // claimResult reads what the claim's INSERT and SELECT returned, for a
@@ -244,54 +288,20 @@ func claimResult(fp string, inserted, found *pgconn.Result) (protocol.ClaimStatu
 		return protocol.ClaimAcquired, nil, nil
 	}
 	if len(found.Rows) == 0 {
-		// Held by a transaction that has not committed yet.
+		// Another caller holds the lock and its row is not committed yet,
+		// or was swept while its tool holds the call's transaction.
 		return protocol.ClaimRunning, nil, nil
 	}
 	row := found.Rows[0]
 	switch {
-	case string(row[2]) != "t":
+	case len(row[2]) != 1 || row[2][0] != 1:
 		// Its time is up, but another caller holds the lock: it is taking
-		// the call over right now.
+		// the call over, or its tool holds the call's transaction.
 		return protocol.ClaimRunning, nil, nil
 	case string(row[0]) != fp:
 		return protocol.ClaimConflict, nil, nil
 	case row[1] == nil:
 		return protocol.ClaimRunning, nil, nil
 	}
-	answer, err := decodeBytea(row[1])
-	if err != nil {
-		return 0, nil, err
-	}
-	return protocol.ClaimDone, answer, nil
-}
-
-// save writes the answer for ttl unless the row holds an answer already or
-// another body's live claim.
-func (c call) save(answer []byte, ttl time.Duration) string {
-	return "INSERT INTO " + c.table + " AS c (call_key, fingerprint, answer, expires_at) " +
-		"VALUES (" + c.key + ", " + c.fp + ", " + byteaLiteral(answer) + ", clock_timestamp() + " + interval(ttl) + ") " +
-		"ON CONFLICT (call_key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, answer = EXCLUDED.answer, expires_at = EXCLUDED.expires_at " +
-		"WHERE (c.answer IS NULL AND c.fingerprint = EXCLUDED.fingerprint) OR c.expires_at <= now();"
-}
-
-// sweep removes a few expired rows, oldest first, skipping rows another
-// transaction holds.
-func (s *Store) sweep() string {
-	return "DELETE FROM " + s.table + " WHERE call_key IN (SELECT call_key FROM " + s.table +
-		" WHERE expires_at < now() ORDER BY expires_at LIMIT " + strconv.Itoa(sweepPerSave) + " FOR UPDATE SKIP LOCKED);"
-}
-
-// byteaLiteral is answer as a bytea expression.
-func byteaLiteral(answer []byte) string {
-	return "decode('" + hex.EncodeToString(answer) + "', 'hex')"
-}
-
-// decodeBytea reads a bytea column in PostgreSQL's text form, \x and hex.
-func decodeBytea(v []byte) ([]byte, error) {
-	if len(v) < 2 || v[0] != '\\' || v[1] != 'x' {
-		return nil, fmt.Errorf("median: pgstore: unexpected bytea text %.20q (want bytea_output = hex)", v)
-	}
-	out := make([]byte, hex.DecodedLen(len(v)-2))
-	_, err := hex.Decode(out, v[2:])
-	return out, err
+	return protocol.ClaimDone, row[1], nil
 }

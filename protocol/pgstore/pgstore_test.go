@@ -146,24 +146,6 @@ func TestBadArguments(t *testing.T) {
 	require.ErrorContains(t, err, "NUL")
 }
 
-func TestOddFingerprintIsQuoted(t *testing.T) {
-	srv := pgtest.Start(t)
-	pool := newPool(t, srv.URL)
-	s := newStore(t, pool, freshTable(t, pool))
-	ctx := context.Background()
-	key := "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
-	fp := `it's a \ fingerprint'); DROP TABLE x; --`
-	st, _, err := s.Claim(ctx, key, fp, time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, protocol.ClaimAcquired, st)
-	_, err = s.Save(ctx, key, fp, []byte("\x00binary'\\answer"), time.Minute)
-	require.NoError(t, err)
-	st, answer, err := s.Claim(ctx, key, fp, time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, protocol.ClaimDone, st)
-	require.Equal(t, "\x00binary'\\answer", string(answer), "any bytes come back as saved")
-}
-
 // tableName is opts' table, quoted, with its schema.
 func tableName(opts pgstore.Options) string {
 	return pgx.Identifier{opts.Schema, opts.Table}.Sanitize()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/median-go/median/internal/testonly/pgtest"
 	"github.com/median-go/median/protocol"
+	"github.com/median-go/median/protocol/pgstore"
 	"github.com/median-go/median/protocol/storetest"
 )
 
@@ -86,16 +88,31 @@ func TestRoundTripsPerCall(t *testing.T) {
 
 	h, err := protocol.New(protocol.Config{
 		Keys: []string{storetest.Key}, Store: s, Logger: slog.New(slog.DiscardHandler),
-		Tools: []*protocol.Tool{protocol.NewTool("lookup_order", protocol.RiskLow, "Looks an order up.",
-			func(ctx context.Context, c protocol.ToolCall[cancelInput]) (string, error) { return "processing", nil })},
+		Tools: []*protocol.Tool{
+			protocol.NewTool("lookup_order", protocol.RiskLow, "Looks an order up.",
+				func(ctx context.Context, c protocol.ToolCall[cancelInput]) (string, error) { return "processing", nil }),
+			protocol.NewTool("note_order", protocol.RiskLow, "Writes a note in the call's transaction.",
+				func(ctx context.Context, c protocol.ToolCall[cancelInput]) (string, error) {
+					tx, _ := pgstore.Tx(ctx)
+					_, err := tx.Exec(ctx, "SELECT 1") // one round trip of the tool's own (no arguments: nothing to prepare)
+					return "noted", err
+				}),
+		},
 	})
 	require.NoError(t, err)
 	req := signed(t, "lookup_order", storetest.NewID(), cancelInput{OrderID: "A-1001"})
-	measure("a new call run in its transaction (begin, claim, keep, commit)", 4, func() {
+	measure("a new call whose tool does not ask for its transaction (claim, save)", 2, func() {
 		require.Equal(t, `{"result":"processing"}`, string(serve(h, req).Body))
 	})
-	measure("a repeat of it (begin, claim, rollback)", 3, func() {
+	measure("a repeat of it (claim)", 1, func() {
 		require.Equal(t, `{"result":"processing"}`, string(serve(h, req).Body))
+	})
+	req = signed(t, "note_order", storetest.NewID(), cancelInput{OrderID: "A-1001"})
+	measure("a new call whose tool writes in its transaction (claim, hold, begin, the tool's statement, keep and commit)", 5, func() {
+		require.Equal(t, `{"result":"noted"}`, string(serve(h, req).Body))
+	})
+	measure("a repeat of it (claim)", 1, func() {
+		require.Equal(t, `{"result":"noted"}`, string(serve(h, req).Body))
 	})
 }
 
@@ -162,21 +179,41 @@ func TestRowSizeAndSweep(t *testing.T) {
 	require.Equal(t, n+250, rows(t, pool, opts, ""), "live rows stay")
 }
 
-// commitBreaker is a connection that, once armed, closes itself right after
-// sending a COMMIT: the server commits, the reply is lost.
+// commitBreaker is a connection that, once armed, loses the reply to the
+// round trip that ends a call's transaction (the only one that releases
+// the call's advisory lock): it reads the server's whole reply, up to the
+// ReadyForQuery that ends it, so the server has committed and has nothing
+// more to send, then closes and tells pgx the connection broke.
 type commitBreaker struct {
 	net.Conn
 	armed *atomic.Bool
+	cut   bool // the round trip was sent: its reply is to be lost
 }
 
-func (c commitBreaker) Write(b []byte) (int, error) {
+func (c *commitBreaker) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
-	if err == nil && c.armed.Load() && bytes.Contains(b, []byte("commit\x00")) {
+	if err == nil && c.armed.Load() && bytes.Contains(b, []byte("COMMIT\x00")) && bytes.Contains(b, []byte("pg_advisory_unlock")) {
 		c.armed.Store(false)
-		_ = c.Conn.Close() // before pgx can read the reply; the server reads the COMMIT, then the end
-
+		c.cut = true
 	}
 	return n, err
+}
+
+func (c *commitBreaker) Read(b []byte) (int, error) {
+	if !c.cut {
+		return c.Conn.Read(b)
+	}
+	var reply []byte
+	buf := make([]byte, 4096)
+	for !bytes.Contains(reply, []byte("Z\x00\x00\x00\x05I")) { // ReadyForQuery, idle: the COMMIT is done
+		n, err := c.Conn.Read(buf)
+		reply = append(reply, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	_ = c.Conn.Close()
+	return 0, io.ErrUnexpectedEOF
 }
 
 func TestLostCommitReplyIsChecked(t *testing.T) {
@@ -185,7 +222,7 @@ func TestLostCommitReplyIsChecked(t *testing.T) {
 	// answered with its result, which is what happened.
 	b := newBench(t)
 	var armed atomic.Bool
-	pool := wrappedPool(t, b.srv.URL, 0, func(c net.Conn) net.Conn { return commitBreaker{c, &armed} })
+	pool := wrappedPool(t, b.srv.URL, 0, func(c net.Conn) net.Conn { return &commitBreaker{Conn: c, armed: &armed} })
 	h, err := protocol.New(protocol.Config{
 		Keys: []string{storetest.Key}, Store: newStore(t, pool, b.opts), Logger: slog.New(slog.DiscardHandler),
 		Tools: []*protocol.Tool{b.cancelOrder()},

@@ -246,6 +246,8 @@ func readStore(r wirereport.Report) []finding {
 		out = append(out, problemf("replay protection is off (store.kind none): a captured call can run its tool again for 5 minutes"))
 	case s.Reachable == nil:
 		out = append(out, okf("the replay store (%s) cannot be probed", s.Kind))
+	case !*s.Reachable && s.Problem != "":
+		out = append(out, problemf("the replay store (%s) did not answer its probe: %s; tool calls are answered execution_failed without running (read-only tools excepted) while this lasts", s.Kind, s.Problem))
 	case !*s.Reachable:
 		out = append(out, problemf("the replay store (%s) is unreachable: tool calls are answered execution_failed without running (read-only tools excepted); its error is in the server's log", s.Kind))
 	default:

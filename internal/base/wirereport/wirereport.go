@@ -39,6 +39,7 @@ type Report struct {
 	Store struct {
 		Kind                                      string
 		Reachable                                 *bool
+		Problem                                   string
 		LatencyMs                                 int64
 		ClaimFailures, EvictedEarly, ReadOnlyRuns int64
 		UsedBytes, BudgetBytes                    *int64
