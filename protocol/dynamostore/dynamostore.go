@@ -474,21 +474,38 @@ func decode(item map[string]types.AttributeValue) (stored, error) {
 }
 
 // encodeAnswer returns answer as the item stores it: as is, or
-// gzip-compressed (compressed true) when it is over compressAbove and
-// that makes it smaller. The SDK encodes the request before PutItem
+// gzip-compressed (compressed true) when it is over compressAbove and that
+// makes it smaller. It compresses at gzip's best speed (a 1 MiB JSON answer
+// takes milliseconds; the ratio is close to the default level's) and stops
+// as soon as the output would not fit in an item, returning answer: the
+// caller finds it too large. The SDK encodes the request before PutItem
 // returns, so the caller's slice is not kept.
 func encodeAnswer(answer []byte) (out []byte, compressed bool) {
-	if len(answer) > compressAbove {
-		var b bytes.Buffer
-		b.Grow(len(answer) / 4)
-		zw := gzip.NewWriter(&b)
-		_, _ = zw.Write(answer) // a bytes.Buffer does not fail
-		_ = zw.Close()
-		if b.Len() < len(answer) {
-			return b.Bytes(), true
-		}
+	if len(answer) <= compressAbove {
+		return answer, false
 	}
-	return answer, false
+	w := &cappedBuffer{max: min(len(answer)-1, maxItemBytes-itemOverhead)}
+	zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed) // a valid level: no error
+	if _, err := zw.Write(answer); err != nil || zw.Close() != nil {
+		return answer, false
+	}
+	return w.b, true
+}
+
+// cappedBuffer collects bytes up to max and fails a write past it.
+type cappedBuffer struct {
+	b   []byte
+	max int
+}
+
+var errCapped = errors.New("over the cap")
+
+func (w *cappedBuffer) Write(p []byte) (int, error) {
+	if len(w.b)+len(p) > w.max {
+		return 0, errCapped
+	}
+	w.b = append(w.b, p...)
+	return len(p), nil
 }
 
 // gunzip inflates a stored answer.

@@ -34,6 +34,12 @@ func TestMain(m *testing.M) {
 // connections (closed when t ends) and apiOptions added to its middleware.
 func newClient(t testing.TB, url string, apiOptions ...func(*middleware.Stack) error) *dynamodb.Client {
 	t.Helper()
+	return newClientWith(t, url, func(o *dynamodb.Options) { o.APIOptions = apiOptions })
+}
+
+// newClientWith is newClient with options set by optFn.
+func newClientWith(t testing.TB, url string, optFn func(*dynamodb.Options)) *dynamodb.Client {
+	t.Helper()
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	t.Cleanup(tr.CloseIdleConnections)
 	return dynamodb.New(dynamodb.Options{
@@ -43,8 +49,7 @@ func newClient(t testing.TB, url string, apiOptions ...func(*middleware.Stack) e
 			return aws.Credentials{AccessKeyID: dynamotest.AccessKeyID, SecretAccessKey: dynamotest.SecretAccessKey}, nil
 		}),
 		HTTPClient: &http.Client{Transport: tr},
-		APIOptions: apiOptions,
-	})
+	}, optFn)
 }
 
 // createTable creates the store's table named by opts, failing the test on
@@ -285,6 +290,27 @@ func TestRenew(t *testing.T) {
 	require.Nil(t, getItem(t, c, gone))
 }
 
+// TestRetriesFitTheDeadline: the store sends each request at most three
+// times, whatever the client's retryer allows, with short pauses, so a
+// server that refuses connections fails a call at once.
+func TestRetriesFitTheDeadline(t *testing.T) {
+	srv := dynamotest.Start(t)
+	count := &roundTrips{}
+	c := newClientWith(t, srv.URL, func(o *dynamodb.Options) {
+		o.RetryMaxAttempts = 10
+		o.APIOptions = append(o.APIOptions, count.add)
+	})
+	createTable(t, c, dynamostore.Options{})
+	s := newStore(t, c, dynamostore.Options{})
+	srv.Kill()
+	count.take()
+	start := time.Now()
+	_, _, err := s.Claim(context.Background(), key("refused"), fp, time.Minute)
+	require.Error(t, err)
+	require.Less(t, time.Since(start), time.Second, "three attempts with pauses of at most 100 ms")
+	require.Equal(t, []string{"PutItem", "PutItem", "PutItem"}, count.take(), "three attempts, not the client's ten")
+}
+
 func TestProbe(t *testing.T) {
 	srv, c := startWithTable(t)
 	s := newStore(t, c, dynamostore.Options{})
@@ -389,6 +415,22 @@ func TestForeignItem(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = s.Claim(context.Background(), k, fp, time.Minute)
 	require.ErrorContains(t, err, "give the store a table of its own")
+
+	// A damaged answer is an error, not an answer.
+	for enc, want := range map[string]string{"gzip": "a compressed answer is damaged", "zstd": `the unknown encoding "zstd"`} {
+		k := key("damaged")
+		_, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{
+			TableName: aws.String(dynamostore.DefaultTable),
+			Item: map[string]types.AttributeValue{
+				"call": &types.AttributeValueMemberS{Value: k}, "fp": &types.AttributeValueMemberS{Value: fp},
+				"expires": &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)},
+				"answer":  &types.AttributeValueMemberB{Value: []byte("not gzip")}, "enc": &types.AttributeValueMemberS{Value: enc},
+			},
+		})
+		require.NoError(t, err)
+		_, _, err = s.Claim(context.Background(), k, fp, time.Minute)
+		require.ErrorContains(t, err, want)
+	}
 }
 
 // getItem reads key's item directly; nil when there is none.
