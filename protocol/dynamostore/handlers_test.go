@@ -37,7 +37,7 @@ func TestTwoHandlersRunEachCallOnce(t *testing.T) {
 		})
 	// A store deadline of seconds: the test is about running once, and
 	// 1,600 requests at once on a shared machine may be slow.
-	cfg := protocol.Config{StoreTimeout: 5 * time.Second, Tools: []*protocol.Tool{tool}}
+	cfg := protocol.Config{StoreTimeout: storetest.Deadline, Tools: []*protocol.Tool{tool}}
 	handlers := []*protocol.Handler{
 		newHandler(t, newStore(t, a, dynamostore.Options{}), cfg).h,
 		newHandler(t, newStore(t, b, dynamostore.Options{}), cfg).h,

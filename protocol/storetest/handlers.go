@@ -74,15 +74,19 @@ func (c *counter) cancelOrder() *protocol.Tool {
 		})
 }
 
-// newHandler builds a Handler on store with the test tool.
+// newHandler builds a Handler on store with the test tool. Its store
+// deadline is Deadline, not the default second: the cases check that a
+// call runs once, and a loaded machine (or a slow test server) may take
+// longer than a second to answer 32 copies at once without being wrong.
 func newHandler(t *testing.T, store protocol.Store, runs *counter, lease time.Duration) *protocol.Handler {
 	t.Helper()
 	h, err := protocol.New(protocol.Config{
-		Keys:        []string{Key},
-		Tools:       []*protocol.Tool{runs.cancelOrder()},
-		Store:       store,
-		ReplayLease: lease,
-		Logger:      slog.New(slog.DiscardHandler),
+		Keys:         []string{Key},
+		Tools:        []*protocol.Tool{runs.cancelOrder()},
+		Store:        store,
+		StoreTimeout: Deadline,
+		ReplayLease:  lease,
+		Logger:       slog.New(slog.DiscardHandler),
 	})
 	mustNoError(t, err)
 	return h
