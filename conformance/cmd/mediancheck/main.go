@@ -59,8 +59,9 @@
 // it: the clock skew ("your server's clock is 6 min ahead of this
 // machine's: check NTP on the server"), keys Median no longer signs with,
 // a key file or KeySource whose newest read failed, refusals, an
-// unreachable store, failing tools. It exits 1 when it finds
-// a problem:
+// unreachable store, failing tools. It exits 0 when it finds nothing
+// wrong, 1 when it finds a problem or cannot read the answer, 2 on a usage
+// error or when no answer came:
 //
 //	mediancheck diagnostics -url URL
 //

@@ -187,6 +187,31 @@ func TestCallWithoutAnAnswer(t *testing.T) {
 	assert.Contains(t, errOut, "no answer within 200ms")
 }
 
+// TestDiagnosticsWithoutAnAnswer: no answer (nothing listening, or none
+// within -timeout) exits 2, as call and manifest do; a bad answer exits 1.
+func TestDiagnosticsWithoutAnAnswer(t *testing.T) {
+	code, _, errOut := runCmd("diagnostics", "-url", "http://127.0.0.1:1/api/median")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "mediancheck diagnostics: the endpoint did not answer")
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer hang.Close()
+	code, _, errOut = runCmd("diagnostics", "-url", hang.URL, "-timeout", "200ms")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "the endpoint did not answer")
+
+	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "<html>") }))
+	defer html.Close()
+	code, out, _ := runCmd("diagnostics", "-url", html.URL)
+	assert.Equal(t, exitFailed, code, "an answer that is not a report is a problem found: %s", out)
+	assert.Contains(t, out, "the answer is not JSON")
+}
+
 func TestEveryRequestSaysMediancheck(t *testing.T) {
 	ex := startRecordedExample(t)
 	runCmd("call", "-url", ex.URL, "-tool", "lookup_order", "-input", `{"orderId":"A-1001"}`)

@@ -5,6 +5,12 @@
 // a check that leaves the Content-Type to another), [IsRefusal] and
 // [CheckRefusal] read a refusal result (§3.1), and [Members] lists an
 // object's members as sent.
+//
+// It is part of the client side of the wire (conformance/internal), imported
+// by conformance and conformance/agent; only conformance and the packages
+// under it can import it (Go's internal rule), and it imports of this module
+// only protocol and internal/base (internal/testonly/surface holds it to
+// protocol and the helpers).
 package answerjson
 
 import (

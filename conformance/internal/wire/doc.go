@@ -9,4 +9,9 @@
 // tool, toolCallId, input and persona always give the same bytes: a repeat
 // with the same toolCallId is the identical body, which is what shows a
 // replay (docs/PROTOCOL.md §8).
+//
+// It is part of the client side of the wire (conformance/internal); only
+// conformance and the packages under it can import it (Go's internal rule),
+// and it imports of this module only protocol and internal/base
+// (internal/testonly/surface holds it to protocol and the helpers).
 package wire

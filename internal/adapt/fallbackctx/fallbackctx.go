@@ -8,6 +8,12 @@
 // a goroutine may keep the context longer (a tool that outlived its
 // timeout): the adapter calls Detach when its handler returns, and the
 // fallback answers nothing from then on.
+//
+// It is one of the adapters' run-time helpers (internal/adapt), imported by
+// ginmedian, echomedian (v4 and v5) and fibermedian (v2 and v3); a helper
+// here imports of this module only protocol and other helpers
+// (internal/testonly/surface checks), and Go's internal rule keeps it from
+// code outside the module.
 package fallbackctx
 
 import (

@@ -10,6 +10,11 @@
 // copied. The answer is not copied: fasthttp's response shares the core's
 // bytes (SetBodyRaw), which the in-process replay store also keeps for
 // repeats, so nothing may write into the response's body in place.
+//
+// It is one of the adapters' run-time helpers (internal/adapt), imported by
+// fibermedian and fibermedian/v3; a helper here imports of this module only
+// protocol and other helpers (internal/testonly/surface checks), and Go's
+// internal rule keeps it from code outside the module.
 package fasthttpio
 
 import (

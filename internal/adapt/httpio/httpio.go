@@ -3,6 +3,11 @@
 // per-request store) and writes the answer, as protocol.Handler.ServeHTTP
 // does for the request's own context. It spares the copy of the whole
 // request that r.WithContext makes on every call.
+//
+// It is one of the adapters' run-time helpers (internal/adapt), imported by
+// ginmedian and echomedian (v4 and v5); a helper here imports of this module
+// only protocol and other helpers (internal/testonly/surface checks), and
+// Go's internal rule keeps it from code outside the module.
 package httpio
 
 import (

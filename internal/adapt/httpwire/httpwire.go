@@ -2,6 +2,11 @@
 // for protocol.Handler.ServeHTTP and for the adapters that hand a net/http
 // request to the core themselves (internal/adapt/httpio): the one header the
 // core reads and how an answer is written.
+//
+// It is one of the adapters' run-time helpers (internal/adapt), imported by
+// protocol, httpio and fasthttpio; a helper here imports of this module only
+// protocol and other helpers (internal/testonly/surface checks), and Go's
+// internal rule keeps it from code outside the module.
 package httpwire
 
 import "net/http"

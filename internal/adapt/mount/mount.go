@@ -4,6 +4,11 @@
 // handler-chain rule itself is stated in protocol's package doc
 // ("Handler chains"); the adapters of other frameworks apply it to their
 // own handler types.
+//
+// It is one of the adapters' run-time helpers (internal/adapt), imported by
+// protocol and every adapter; a helper here imports of this module only
+// protocol and other helpers (internal/testonly/surface checks), and Go's
+// internal rule keeps it from code outside the module.
 package mount
 
 import (

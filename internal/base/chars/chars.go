@@ -8,6 +8,11 @@
 // A character is a Unicode code point of the encoded text, counted as
 // utf8.RuneCount counts them: a byte that is not valid UTF-8 is one
 // character. Bytes are never the unit.
+//
+// It is a leaf the core and the client share (internal/base), imported by
+// protocol, conformance, conformance/agent and conformance/internal; it
+// imports no package of the module, so the core and every package above it
+// can import it (internal/testonly/surface holds it to protocol at most).
 package chars
 
 import (

@@ -2,6 +2,10 @@
 // protocol/ratelimit/redislimit) must know of a go-redis client before
 // they accept it. Only those packages import it, so a user of the
 // in-memory store never loads go-redis.
+//
+// It is a leaf of the core (internal/base); it imports no package of the
+// module, so the core and every package above it can import it
+// (internal/testonly/surface holds it to protocol at most).
 package redisopt
 
 import "github.com/redis/go-redis/v9"

@@ -1,6 +1,11 @@
 // Package version reads this library's version from the running binary's
 // build info, once for every place that shows it: the diagnostics report's
 // service.library, the conformance suite's User-Agent and mediancheck's.
+//
+// It is a leaf the core and the client share (internal/base), imported by
+// protocol, conformance and conformance/internal/wire; it imports no package
+// of the module, so the core and every package above it can import it
+// (internal/testonly/surface holds it to protocol at most).
 package version
 
 import (

@@ -4,6 +4,11 @@
 // It is not protocol.Report on purpose: a client must tell a field that is
 // absent or null from a zero (nil pointers), and must not fail the whole
 // report on a timestamp it cannot parse (times stay strings, as sent).
+//
+// It is a leaf the core and the client share (internal/base), imported by
+// mediancheck and by protocol's tests; it imports no package of the module,
+// so the core and every package above it can import it
+// (internal/testonly/surface holds it to protocol at most).
 package wirereport
 
 import "encoding/json"

@@ -9,4 +9,8 @@
 // or hold these tests: a gin user's `go mod tidy` loads the tests of the
 // packages it imports, and would then download every framework
 // (internal/testonly/footprint checks that).
+//
+// It is a harness of the module's own tests (internal/testonly): only test
+// files and other harnesses import it, never shipped code
+// (internal/testonly/surface checks).
 package adapters

@@ -15,6 +15,10 @@
 // manifest, replays, ...) is checked by the conformance suite, which
 // internal/testonly/adapters runs against every adapter; the Adapter descriptions of
 // every framework live there too, as they name every framework.
+//
+// It is a harness of the module's own tests (internal/testonly): only test
+// files and other harnesses import it, never shipped code
+// (internal/testonly/surface checks).
 package adaptertest
 
 import (

@@ -13,9 +13,13 @@
 //
 // Run it with:
 //
-//	go test ./internal/doccheck
+//	go test ./internal/testonly/doccheck
 //
 // When it fails, it names each file:line whose reference does not resolve.
 // Fix the reference, or add the missing section to docs/PROTOCOL.md; never
 // renumber an existing section, since code and conformance reports cite them.
+//
+// It is a harness of the module's own tests (internal/testonly): only test
+// files and other harnesses import it, never shipped code
+// (internal/testonly/surface checks).
 package doccheck

@@ -53,7 +53,8 @@ func TestFirstCodeBlock(t *testing.T) {
 // TestReadmeOpensWithAProgramThatRuns: the README's first code block is a
 // whole Go program; built inside the module (so the module's own packages
 // and dependencies resolve, as after go get) and run with a fresh key on a
-// loopback port, it answers the manifest and a signed call of its tool.
+// loopback port given as HOST and PORT, it answers the manifest and a
+// signed call of its tool.
 func TestReadmeOpensWithAProgramThatRuns(t *testing.T) {
 	root := repoRoot(t)
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
@@ -66,7 +67,7 @@ func TestReadmeOpensWithAProgramThatRuns(t *testing.T) {
 	}
 
 	// A directory inside the module, under testdata so go ./... skips it.
-	parent := filepath.Join(root, "internal", "doccheck", "testdata")
+	parent := filepath.Join(root, "internal", "testonly", "doccheck", "testdata")
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,12 @@ func TestReadmeOpensWithAProgramThatRuns(t *testing.T) {
 	}
 	addr := freeLoopbackAddr(t)
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "MEDIAN_KEY="+keyText, "ADDR="+addr)
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// HOST and PORT, as the examples read them (examples/catalog.Addr).
+	cmd.Env = append(os.Environ(), "MEDIAN_KEY="+keyText, "HOST="+host, "PORT="+port)
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {

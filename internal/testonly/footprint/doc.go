@@ -8,9 +8,10 @@
 // protocol/dynamostore, lambdamedian and the examples).
 //
 // A production binary built with one adapter links no test code:
-// conformance, the test kits under internal/, testify, goleak, and
+// conformance, the harnesses under internal/testonly, testify, goleak, and
 // "testing" only where the framework itself imports it (fiber v2's utils).
 //
-// It lives in its own package under internal/ because no user imports it:
-// its tests may name every adapter.
+// It is a harness of the module's own tests (internal/testonly): no user
+// imports it, so its tests may name every adapter, and no shipped code
+// imports it (internal/testonly/surface checks).
 package footprint

@@ -8,6 +8,10 @@
 // Where PostgreSQL is not installed the test is skipped with the install
 // line (apt-get install postgresql); when CI=true it fails instead, so a
 // CI machine without it cannot pass by skipping.
+//
+// It is a harness of the module's own tests (internal/testonly): only test
+// files and other harnesses import it, never shipped code
+// (internal/testonly/surface checks).
 package pgtest
 
 import (

@@ -2,6 +2,10 @@
 // [URL] for tests that need any server (protocol/redisstore, the examples),
 // [Start] for tests that freeze or kill their own, and [RoundTrips] to
 // count what a client sends.
+//
+// It is a harness of the module's own tests (internal/testonly): only test
+// files and other harnesses import it, never shipped code
+// (internal/testonly/surface checks).
 package redistest
 
 import (

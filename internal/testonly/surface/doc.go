@@ -8,5 +8,9 @@
 //
 // Run it with:
 //
-//	go test ./internal/surface
+//	go test ./internal/testonly/surface
+//
+// It is a harness of the module's own tests (internal/testonly): only test
+// files and other harnesses import it, never shipped code
+// (internal/testonly/surface checks).
 package surface

@@ -6,4 +6,8 @@
 // test code and the packages that serve tests (internal/testonly/redistest,
 // internal/testonly/pgtest, internal/testonly/fixture) import it, so it never reaches a
 // user's binary.
+//
+// It is a harness of the module's own tests (internal/testonly): only test
+// files and other harnesses import it, never shipped code
+// (internal/testonly/surface checks).
 package testsupport

@@ -26,4 +26,7 @@
 //
 // The assets are plain HTML, CSS and a small script, embedded with
 // go:embed: no build step, and the page works offline.
+//
+// It lives beside the command that serves it: only mediancheck can import it
+// (Go's internal rule).
 package inspector
