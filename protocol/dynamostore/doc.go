@@ -53,7 +53,7 @@
 //     item holds an answer already or another body's live claim: the first
 //     answer wins, so every repeat gets the same bytes.
 //   - Renew is one UpdateItem of the claim's expiry, on the condition that
-//     the item is still this body's claim without an answer.
+//     the item is still this body's live claim, without an answer.
 //
 // So a new call costs two requests, the claim and the answer, and each
 // repeat one (two on dynalite). DynamoDB charges a write for a failed

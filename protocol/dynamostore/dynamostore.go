@@ -318,9 +318,10 @@ func (s *Store) dropClaim(ctx context.Context, key, fingerprint string) error {
 }
 
 // Renew implements [protocol.Store]: one conditional UpdateItem, which
-// sets the end of the claim of fingerprint on key to lease from now. When
-// the item holds an answer, another body's claim or nothing, it changes
-// nothing and returns nil.
+// sets the end of the running claim of fingerprint on key to lease from
+// now. When the item holds an answer, another body's claim, a claim whose
+// lease has ended (another copy may be taking it over) or nothing, it
+// changes nothing and returns nil.
 func (s *Store) Renew(ctx context.Context, key, fingerprint string, lease time.Duration) error {
 	if err := checkArgs(key, fingerprint); err != nil {
 		return err
@@ -330,14 +331,17 @@ func (s *Store) Renew(ctx context.Context, key, fingerprint string, lease time.D
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	expires := addMillis(s.now().UnixMilli(), lease)
+	nowMs := s.now().UnixMilli()
+	expires := addMillis(nowMs, lease)
 	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 &s.table,
-		Key:                       map[string]types.AttributeValue{AttrKey: str(key)},
-		UpdateExpression:          aws.String("SET #e = :e, #t = :t"),
-		ConditionExpression:       aws.String("#f = :fp AND attribute_not_exists(#a)"),
-		ExpressionAttributeNames:  map[string]string{"#e": attrExpires, "#t": AttrTTL, "#f": attrFingerprint, "#a": attrAnswer},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":e": num(expires), ":t": num(ttlSeconds(expires)), ":fp": str(fingerprint)},
+		TableName:                &s.table,
+		Key:                      map[string]types.AttributeValue{AttrKey: str(key)},
+		UpdateExpression:         aws.String("SET #e = :e, #t = :t"),
+		ConditionExpression:      aws.String("#f = :fp AND attribute_not_exists(#a) AND #e > :now"),
+		ExpressionAttributeNames: map[string]string{"#e": attrExpires, "#t": AttrTTL, "#f": attrFingerprint, "#a": attrAnswer},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":e": num(expires), ":t": num(ttlSeconds(expires)), ":fp": str(fingerprint), ":now": num(nowMs),
+		},
 	}, s.options)
 	var failed *types.ConditionalCheckFailedException
 	if err != nil && !errors.As(err, &failed) {

@@ -288,6 +288,17 @@ func TestRenew(t *testing.T) {
 	gone := key("gone")
 	require.NoError(t, s.Renew(ctx, gone, fp, time.Minute))
 	require.Nil(t, getItem(t, c, gone))
+
+	// A claim whose lease has ended is not brought back: another copy may
+	// be taking it over.
+	ended := key("ended")
+	_, _, err = s.Claim(ctx, ended, fp, storetest.Short)
+	require.NoError(t, err)
+	time.Sleep(2 * storetest.Short)
+	require.NoError(t, s.Renew(ctx, ended, fp, storetest.Long))
+	st, _, err = s.Claim(ctx, ended, fp, storetest.Long)
+	require.NoError(t, err)
+	require.Equal(t, protocol.ClaimAcquired, st, "a renewal after the lease ended must not keep the claim")
 }
 
 // TestRetriesFitTheDeadline: the store sends each request at most three
