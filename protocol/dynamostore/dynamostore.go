@@ -103,7 +103,6 @@ type Store struct {
 	client  *dynamodb.Client
 	table   string
 	retryer aws.Retryer
-	now     func() time.Time
 }
 
 var _ protocol.Store = (*Store)(nil)
@@ -127,7 +126,6 @@ func New(client *dynamodb.Client, opts Options) (*Store, error) {
 			o.MaxAttempts = maxAttempts
 			o.MaxBackoff = maxBackoff
 		}),
-		now: time.Now,
 	}, nil
 }
 
@@ -168,7 +166,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, lease time.D
 	// (an answer's time ended, DynamoDB deleted it) is tried once more;
 	// after that the core asks again as for a running call.
 	for range 2 {
-		now := s.now()
+		now := time.Now()
 		item, err := s.putClaim(ctx, key, fingerprint, token, now.UnixMilli(), lease)
 		if err != nil {
 			return 0, nil, s.fail(ctx, "claim a call in", err)
@@ -272,7 +270,7 @@ func (s *Store) Save(ctx context.Context, key, fingerprint string, answer []byte
 		}
 		return 1, nil
 	}
-	nowMs := s.now().UnixMilli()
+	nowMs := time.Now().UnixMilli()
 	expires := addMillis(nowMs, ttl)
 	item := map[string]types.AttributeValue{
 		AttrKey:         str(key),
@@ -331,7 +329,7 @@ func (s *Store) Renew(ctx context.Context, key, fingerprint string, lease time.D
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	nowMs := s.now().UnixMilli()
+	nowMs := time.Now().UnixMilli()
 	expires := addMillis(nowMs, lease)
 	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                &s.table,

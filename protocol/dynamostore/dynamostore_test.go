@@ -341,10 +341,28 @@ func TestProbe(t *testing.T) {
 
 func TestCreateTable(t *testing.T) {
 	srv := dynamotest.Start(t)
-	c := newClient(t, srv.URL)
+	// dynalite answers UpdateTimeToLive UnknownOperationException, which
+	// CreateTable takes as a server without TTL; what it asked for is
+	// read from the request.
+	var ttl []*types.TimeToLiveSpecification
+	var mu sync.Mutex
+	c := newClient(t, srv.URL, func(stack *middleware.Stack) error {
+		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("medianReadTTL",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				if u, ok := in.Parameters.(*dynamodb.UpdateTimeToLiveInput); ok {
+					mu.Lock()
+					ttl = append(ttl, u.TimeToLiveSpecification)
+					mu.Unlock()
+				}
+				return next.HandleInitialize(ctx, in)
+			}), middleware.Before)
+	})
 	ctx := context.Background()
 	opts := dynamostore.Options{Table: "calls.test"}
 	require.NoError(t, dynamostore.CreateTable(ctx, c, opts))
+	require.Len(t, ttl, 1, "CreateTable turns TTL on")
+	require.Equal(t, "ttl", aws.ToString(ttl[0].AttributeName))
+	require.True(t, aws.ToBool(ttl[0].Enabled))
 	require.NoError(t, dynamostore.CreateTable(ctx, c, opts), "a second call finds the table ready")
 
 	out, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String("calls.test")})
