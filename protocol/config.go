@@ -144,8 +144,8 @@ type Config struct {
 	// Store keeps answers by toolCallId for replay protection. When nil, an
 	// in-memory store bounded by ReplayMaxBytes is used, unless
 	// DisableReplayProtection is set. Use a shared store
-	// (protocol/redisstore, protocol/pgstore) when several instances serve one
-	// endpoint.
+	// (protocol/redisstore, protocol/pgstore, protocol/dynamostore) when
+	// several instances serve one endpoint.
 	Store Store
 
 	// DisableReplayProtection runs every call, even a repeated toolCallId.

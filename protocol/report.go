@@ -80,8 +80,9 @@ type Report struct {
 	// Store is the replay store (Config.Store): its kind, a probe's
 	// result and the counts of what it could not do.
 	Store struct {
-		// Kind is "memory", "redis", "postgres", "custom" (a store without
-		// a Kind method) or "none" (replay protection disabled).
+		// Kind is "memory", "redis", "postgres", "dynamodb", "custom" (a
+		// store without a Kind method) or "none" (replay protection
+		// disabled).
 		Kind string `json:"kind"`
 		// Reachable is the result of a probe bounded to 500 ms; nil for a
 		// store that cannot be probed. Why a probe failed goes to the log.

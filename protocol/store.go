@@ -15,7 +15,8 @@ import (
 //
 // The default is an in-memory store for one process, bounded in bytes
 // (Config.ReplayMaxBytes); use a shared store (protocol/redisstore,
-// protocol/pgstore) when several instances serve the same endpoint. Check
+// protocol/pgstore, protocol/dynamostore) when several instances serve the
+// same endpoint. Check
 // an implementation with protocol/storetest. Implementations must be safe for concurrent use.
 //
 // Every call runs under a deadline (Config.StoreTimeout, default 1 s): a
@@ -33,7 +34,7 @@ import (
 // A Store may also offer these methods, which the core finds by type
 // assertion:
 //
-//	Kind() string               // "memory", "redis", "postgres"; diagnostics show it
+//	Kind() string               // "memory", "redis", "postgres", "dynamodb"; diagnostics show it
 //	Probe(ctx context.Context) error // one cheap round trip, for diagnostics
 //	RunClaimed(ctx context.Context, key, fingerprint string, lease, ttl, timeout time.Duration,
 //		run func(ctx context.Context) (answer []byte, commit bool)) (ClaimStatus, []byte, error)

@@ -91,15 +91,19 @@ func (c *counter) slowRefund(pause time.Duration) *protocol.Tool {
 }
 
 // newHandler builds a Handler on store with the test tools, closed when t
-// ends.
+// ends. Its store deadline is Deadline, not the default second: the cases
+// check that a call runs once, and a loaded machine (or a slow test server)
+// may take longer than a second to answer 32 copies at once without being
+// wrong.
 func newHandler(t *testing.T, store protocol.Store, runs *counter, lease time.Duration) *protocol.Handler {
 	t.Helper()
 	h, err := protocol.New(protocol.Config{
-		Keys:        []string{Key},
-		Tools:       []*protocol.Tool{runs.cancelOrder(), runs.slowRefund(3 * slowLease)},
-		Store:       store,
-		ReplayLease: lease,
-		Logger:      slog.New(slog.DiscardHandler),
+		Keys:         []string{Key},
+		Tools:        []*protocol.Tool{runs.cancelOrder(), runs.slowRefund(3 * slowLease)},
+		Store:        store,
+		StoreTimeout: Deadline,
+		ReplayLease:  lease,
+		Logger:       slog.New(slog.DiscardHandler),
 	})
 	mustNoError(t, err)
 	t.Cleanup(func() { _ = h.Close() })

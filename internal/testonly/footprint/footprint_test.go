@@ -23,11 +23,12 @@ var heavy = map[string][]string{
 	"pgx":            {"github.com/jackc/pgx", "github.com/jackc/puddle"},
 	"otel":           {"go.opentelemetry.io/otel"},
 	"browser":        {"github.com/chromedp"},
+	"aws":            {"github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go", "github.com/aws/aws-lambda-go"},
 }
 
 // neverAllowed are the entries of heavy that name no adapter: no adapter's
 // user may load them.
-var neverAllowed = map[string]bool{"redis": true, "pgx": true, "otel": true, "browser": true}
+var neverAllowed = map[string]bool{"redis": true, "pgx": true, "otel": true, "browser": true, "aws": true}
 
 // eachAdapter runs check as a subtest for every adapter of heavy, skipping
 // the whole test when the go command cannot be run.
@@ -144,6 +145,11 @@ func TestForbiddenFindsOtherFrameworks(t *testing.T) {
 	if msg := forbidden("ginmedian", []string{"github.com/chromedp/cdproto/cdp"}); !strings.Contains(msg, "chromedp") {
 		t.Fatalf("the browser driver is never allowed: %q", msg)
 	}
+	for _, pkg := range []string{"github.com/aws/aws-sdk-go-v2/service/dynamodb", "github.com/aws/smithy-go/middleware", "github.com/aws/aws-lambda-go/lambda"} {
+		if msg := forbidden("ginmedian", []string{pkg}); !strings.Contains(msg, pkg+" (from aws)") {
+			t.Fatalf("AWS modules are not allowed to a gin user: %q", msg)
+		}
+	}
 }
 
 // TestMediancheckNeedsNoBrowserDriver: mediancheck, which users go
@@ -235,5 +241,55 @@ func TestOnlyPgstoreImportsPgx(t *testing.T) {
 	}
 	if users == 0 {
 		t.Fatal("no package imports pgx; the check itself is broken")
+	}
+}
+
+// TestOnlyDynamostoreImportsTheAWSSDK: the AWS SDK (aws-sdk-go-v2 and
+// smithy-go) is imported by protocol/dynamostore, lambdamedian and the
+// examples, and by no other package of the module, tests included; and a
+// gin user with the Redis or Postgres store loads none of it.
+func TestOnlyDynamostoreImportsTheAWSSDK(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	isSDK := func(p string) bool {
+		return strings.HasPrefix(p, "github.com/aws/aws-sdk-go-v2") || strings.HasPrefix(p, "github.com/aws/smithy-go")
+	}
+	mayImport := func(pkg string) bool {
+		for _, dir := range []string{"/protocol/dynamostore", "/lambdamedian", "/examples"} {
+			if pkg == module+dir || strings.HasPrefix(pkg, module+dir+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	out := goList(t, "-f", "{{.ImportPath}} {{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", "./...")
+	users := 0
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
+		if len(f) == 0 || !slices.ContainsFunc(f[1:], isSDK) {
+			continue
+		}
+		users++
+		if !mayImport(f[0]) {
+			t.Errorf("%s imports the AWS SDK: only protocol/dynamostore, lambdamedian and the examples may", f[0])
+		}
+	}
+	if users == 0 {
+		t.Fatal("no package imports the AWS SDK; the check itself is broken")
+	}
+	if !mayImport(module+"/protocol/dynamostore") || mayImport(module+"/protocol/dynamostorex") || mayImport(module+"/ginmedian") {
+		t.Fatal("mayImport is broken")
+	}
+
+	loaded := strings.Fields(goList(t, "-deps", "-test", "-f", "{{.ImportPath}}",
+		module+"/ginmedian", module+"/protocol", module+"/protocol/redisstore", module+"/protocol/pgstore", module+"/protocol/storetest"))
+	if !slices.Contains(loaded, "github.com/jackc/pgx/v5") {
+		t.Fatal("go list did not load pgx; the check itself is broken")
+	}
+	for _, pkg := range loaded {
+		if strings.HasPrefix(pkg, "github.com/aws/") {
+			t.Errorf("a user of ginmedian with redisstore or pgstore would load %s", pkg)
+		}
 	}
 }
