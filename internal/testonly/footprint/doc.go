@@ -3,8 +3,8 @@
 // A team that uses one adapter downloads that framework and nothing else:
 // for each adapter, what `go mod tidy` has to load for an app that imports
 // the adapter with protocol and conformance (the packages and their tests)
-// holds no other framework, no fasthttp (but for fiber), no Redis client
-// and no OpenTelemetry.
+// holds no other framework, no fasthttp (but for fiber), no netpoll (but
+// for Hertz), no Redis client and no OpenTelemetry.
 //
 // A production binary built with one adapter links no test code:
 // conformance, the harnesses under internal/testonly, testify, goleak, and
