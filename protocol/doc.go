@@ -30,9 +30,9 @@
 // A handler answers through [Respond] (or its adapter's Respond), by writing
 // a status or a body of its own (a flush, which sends the status, and a
 // hijacked connection count as such; on net/http and chi a 1xx such as
-// 103 Early Hints does not), or by its framework's abort (gin's
-// c.Abort, an error returned by an echo or fiber handler, a fiber handler
-// that returns without calling c.Next). Nothing after it runs, no tool
+// 103 Early Hints does not), or by its framework's abort (gin's and
+// Hertz's c.Abort, an error returned by an echo or fiber handler, a fiber
+// handler that returns without calling c.Next). Nothing after it runs, no tool
 // runs, and exactly one answer goes out. A handler that does none of these
 // passes the call on (in fiber, with c.Next, as fiber handlers always do);
 // a call no handler answers is answered execution_failed.
