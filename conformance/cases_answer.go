@@ -32,55 +32,79 @@ func statusOf(code string) []int { return codeStatuses[protocol.Code(code)] }
 // formatCases check §3 and §7 over a set of answers of every kind.
 func formatCases() []testCase {
 	return []testCase{
-		c("format/content-type", "§3", "every answer, refusals and the manifest included, has Content-Type: application/json", false, func(s *session) finding {
-			for _, x := range append(representative(s), s.get()) {
-				if x.err != nil {
-					return fail(x, "an answer", "the request got no answer")
-				}
-				if !x.isJSON() {
-					return fail(x, "Content-Type: application/json", "%s %s answered %d with Content-Type %q", x.method, describe(x), x.status, x.header.Get("Content-Type"))
-				}
-			}
-			return pass(nil)
-		}),
-		c("format/envelope", "§3", `every POST answer is exactly {"result": …} or {"error": {"code": …, "message": …}}`, false, func(s *session) finding {
-			for _, x := range representative(s) {
-				if x.err != nil {
-					return fail(x, "an answer", "the request got no answer")
-				}
-				if _, err := x.answerBody(); err != nil { // the Content-Type is format/content-type's
-					return fail(x, `{"result": …} or {"error": {"code": "…", "message": "…"}}`, "%s %s: %v", x.method, describe(x), err)
-				}
-			}
-			return pass(nil)
-		}),
-		c("format/status-matches-code", "§7", "every error answer's status is the one the contract gives its code, and every code is one of the contract's", false, func(s *session) finding {
-			for _, x := range representative(s) {
-				a, err := x.answerBody()
-				if x.err != nil || err != nil {
-					continue // format/envelope reports these
-				}
-				if !a.IsError() {
-					if x.status != http.StatusOK {
-						return fail(x, "200 with a result", "%s %s: a result came with status %d", x.method, describe(x), x.status)
-					}
-					continue
-				}
-				allowed := statusOf(a.Code)
-				if allowed == nil {
-					return fail(x, "one of the codes of docs/PROTOCOL.md §7", "%s %s: code %q is not part of the contract", x.method, describe(x), a.Code)
-				}
-				ok := false
-				for _, st := range allowed {
-					ok = ok || st == x.status
-				}
-				if !ok {
-					return fail(x, fmt.Sprintf("%s with status %v", a.Code, allowed), "%s %s: code %s came with status %d", x.method, describe(x), a.Code, x.status)
-				}
-			}
-			return pass(nil)
-		}),
+		c("format/content-type", "§3", "every answer, refusals and the manifest included, has Content-Type: application/json", false,
+			everyAnswer(representativeAndManifest, answersJSON)),
+		c("format/envelope", "§3", `every POST answer is exactly {"result": …} or {"error": {"code": …, "message": …}}`, false,
+			everyAnswer(representative, hasEnvelope)),
+		c("format/status-matches-code", "§7", "every error answer's status is the one the contract gives its code, and every code is one of the contract's", false,
+			everyAnswer(representative, statusMatchesCode)),
 	}
+}
+
+// representativeAndManifest is representative and the signed GET.
+func representativeAndManifest(s *session) []*roundTrip {
+	return append(representative(s), s.get())
+}
+
+// everyAnswer returns a case's check: it sends the requests of send and
+// checks each answer with check. The first answer that fails is the
+// case's; when all pass, no answer is shown.
+func everyAnswer(send func(s *session) []*roundTrip, check func(x *roundTrip) finding) func(s *session) finding {
+	return func(s *session) finding {
+		for _, x := range send(s) {
+			if o := check(x); o.status != statusPass {
+				return o
+			}
+		}
+		return pass(nil)
+	}
+}
+
+// answersJSON checks that x is an answer with Content-Type: application/json.
+func answersJSON(x *roundTrip) finding {
+	if x.err != nil {
+		return fail(x, "an answer", "the request got no answer")
+	}
+	if !x.isJSON() {
+		return fail(x, "Content-Type: application/json", "%s %s answered %d with Content-Type %q", x.method, describe(x), x.status, x.header.Get("Content-Type"))
+	}
+	return pass(x)
+}
+
+// hasEnvelope checks that x is an answer whose body is a result or an
+// error, whatever its Content-Type (format/content-type's).
+func hasEnvelope(x *roundTrip) finding {
+	if x.err != nil {
+		return fail(x, "an answer", "the request got no answer")
+	}
+	if _, err := x.answerBody(); err != nil {
+		return fail(x, `{"result": …} or {"error": {"code": "…", "message": "…"}}`, "%s %s: %v", x.method, describe(x), err)
+	}
+	return pass(x)
+}
+
+// statusMatchesCode checks that a result came with 200, and an error with
+// a code of the contract and a status the contract gives it. No answer,
+// or no envelope, passes: format/envelope reports those.
+func statusMatchesCode(x *roundTrip) finding {
+	a, err := x.answerBody()
+	switch {
+	case x.err != nil || err != nil:
+		return pass(x)
+	case !a.IsError():
+		if x.status != http.StatusOK {
+			return fail(x, "200 with a result", "%s %s: a result came with status %d", x.method, describe(x), x.status)
+		}
+		return pass(x)
+	}
+	allowed := statusOf(a.Code)
+	if allowed == nil {
+		return fail(x, "one of the codes of docs/PROTOCOL.md §7", "%s %s: code %q is not part of the contract", x.method, describe(x), a.Code)
+	}
+	if !slices.Contains(allowed, x.status) {
+		return fail(x, fmt.Sprintf("%s with status %v", a.Code, allowed), "%s %s: code %s came with status %d", x.method, describe(x), a.Code, x.status)
+	}
+	return pass(x)
 }
 
 // describe names a representative request in failure messages.

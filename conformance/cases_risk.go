@@ -150,77 +150,75 @@ func expectNotFloorRefused(x *roundTrip, what string) finding {
 // riskCases check the risk floor of §9 with the samples of tools the
 // manifest declares above low.
 func riskCases() []testCase {
-	all := []string{wantResult, wantRefusal, wantFailure, wantPanic}
-	runs := []string{wantResult, wantRefusal, wantFailure}
 	return []testCase{
-		c("risk/below-declared", "§9", "a call of a tool at a risk below the one its manifest entry declares (approvedBy set) is not run: 200 refusal approval_required, ok/allowed false, outcome blocked", true, func(s *session) finding {
-			list, tools, o, ok := s.floorSamples(aboveLow, "above low", true, all...)
-			if !ok {
-				return o
-			}
-			var last *roundTrip
-			for _, smp := range list {
-				declared, _ := riskRank(tools[smp.Tool])
-				for _, risk := range risks[:declared] {
-					x := s.post(s.floorCall(smp, risk, true).bytes())
-					last = x
-					if o := expectFloorRefusal(x, fmt.Sprintf("tool %s (declared %s) called at %s", smp.Tool, tools[smp.Tool], risk)); o.status != statusPass {
-						return o
-					}
-				}
-			}
-			return pass(last)
-		}).unless(noneDeclared(aboveLow, "no tool is declared above low: the risk floor has nothing to refuse")),
-		c("risk/unapproved", "§9", "a call of a tool declared reviewed or high, at or above that risk but without approvedBy, is not run: 200 refusal approval_required", true, func(s *session) finding {
-			list, tools, o, ok := s.floorSamples(wire.NeedsApproval, "reviewed or high", true, all...)
-			if !ok {
-				return o
-			}
-			var last *roundTrip
-			for _, smp := range list {
-				declared, _ := riskRank(tools[smp.Tool])
-				for _, risk := range risks[declared:] {
-					x := s.post(s.floorCall(smp, risk, false).bytes())
-					last = x
-					if o := expectFloorRefusal(x, fmt.Sprintf("tool %s (declared %s) called at %s without approvedBy", smp.Tool, tools[smp.Tool], risk)); o.status != statusPass {
-						return o
-					}
-				}
-			}
-			return pass(last)
-		}).unless(noneDeclared(wire.NeedsApproval, "no tool is declared reviewed or high: no call needs approvedBy")),
-		c("risk/approved-runs", "§9", "a call of a tool declared above low, at its declared risk and with approvedBy, is not refused by the risk floor", true, func(s *session) finding {
-			list, tools, o, ok := s.floorSamples(aboveLow, "above low", false, runs...)
-			if !ok {
-				return o
-			}
-			var last *roundTrip
-			for _, smp := range list {
-				x := s.post(s.floorCall(smp, tools[smp.Tool], true).bytes())
-				last = x
-				if o := expectNotFloorRefused(x, fmt.Sprintf("tool %s called at its declared risk %s with approvedBy", smp.Tool, tools[smp.Tool])); o.status != statusPass {
-					return o
-				}
-			}
-			return pass(last)
-		}).unless(noneDeclared(aboveLow, "no tool is declared above low: the risk floor has nothing to let through")),
-		c("risk/higher-runs", "§9", "a call of a tool at a risk above the one it declares (approvedBy set) runs: the floor is a minimum, not an exact match", true, func(s *session) finding {
-			list, tools, o, ok := s.floorSamples(belowHigh, "below high", false, runs...)
-			if !ok {
-				return o
-			}
-			var last *roundTrip
-			for _, smp := range list {
-				declared, _ := riskRank(tools[smp.Tool])
-				for _, risk := range risks[declared+1:] {
-					x := s.post(s.floorCall(smp, risk, true).bytes())
-					last = x
-					if o := expectNotFloorRefused(x, fmt.Sprintf("tool %s (declared %s) called at %s with approvedBy", smp.Tool, tools[smp.Tool], risk)); o.status != statusPass {
-						return o
-					}
-				}
-			}
-			return pass(last)
-		}).unless(noneDeclared(belowHigh, "every tool is declared high: no call can be above its risk")),
+		c("risk/below-declared", "§9", "a call of a tool at a risk below the one its manifest entry declares (approvedBy set) is not run: 200 refusal approval_required, ok/allowed false, outcome blocked", true,
+			floorProbe{keep: aboveLow, what: "above low", want: allExpectations, at: belowDeclared, approved: true,
+				call: "tool %[1]s (declared %[2]s) called at %[3]s", expect: expectFloorRefusal, refused: true}.check).
+			unless(noneDeclared(aboveLow, "no tool is declared above low: the risk floor has nothing to refuse")),
+		c("risk/unapproved", "§9", "a call of a tool declared reviewed or high, at or above that risk but without approvedBy, is not run: 200 refusal approval_required", true,
+			floorProbe{keep: wire.NeedsApproval, what: "reviewed or high", want: allExpectations, at: fromDeclared, approved: false,
+				call: "tool %[1]s (declared %[2]s) called at %[3]s without approvedBy", expect: expectFloorRefusal, refused: true}.check).
+			unless(noneDeclared(wire.NeedsApproval, "no tool is declared reviewed or high: no call needs approvedBy")),
+		c("risk/approved-runs", "§9", "a call of a tool declared above low, at its declared risk and with approvedBy, is not refused by the risk floor", true,
+			floorProbe{keep: aboveLow, what: "above low", want: runningExpectations, at: onlyDeclared, approved: true,
+				call: "tool %[1]s called at its declared risk %[3]s with approvedBy", expect: expectNotFloorRefused}.check).
+			unless(noneDeclared(aboveLow, "no tool is declared above low: the risk floor has nothing to let through")),
+		c("risk/higher-runs", "§9", "a call of a tool at a risk above the one it declares (approvedBy set) runs: the floor is a minimum, not an exact match", true,
+			floorProbe{keep: belowHigh, what: "below high", want: runningExpectations, at: aboveDeclared, approved: true,
+				call: "tool %[1]s (declared %[2]s) called at %[3]s with approvedBy", expect: expectNotFloorRefused}.check).
+			unless(noneDeclared(belowHigh, "every tool is declared high: no call can be above its risk")),
 	}
+}
+
+// The samples a risk case may send: any expectation, or those of a tool
+// that runs.
+var (
+	allExpectations     = []string{wantResult, wantRefusal, wantFailure, wantPanic}
+	runningExpectations = []string{wantResult, wantRefusal, wantFailure}
+)
+
+// The risks a risk case calls a tool at, from the rank of its declared risk.
+func belowDeclared(declared int) []string { return risks[:declared] }
+func fromDeclared(declared int) []string  { return risks[declared:] }
+func onlyDeclared(declared int) []string  { return risks[declared : declared+1] }
+func aboveDeclared(declared int) []string { return risks[declared+1:] }
+
+// floorProbe is one risk case: for each tool the manifest declares with a
+// risk keep accepts (what, in words), the first sample that may run and
+// whose expectation is one of want, called at each risk of at (with
+// approvedBy when approved) and its answer checked by expect.
+type floorProbe struct {
+	keep     func(risk string) bool
+	what     string
+	want     []string
+	at       func(declared int) []string
+	approved bool
+	// call describes a call in the finding: %[1]s is the tool, %[2]s its
+	// declared risk, %[3]s the risk of the call.
+	call   string
+	expect func(x *roundTrip, what string) finding
+	// refused says a correct endpoint refuses the calls without running
+	// the tool (expect is expectFloorRefusal).
+	refused bool
+}
+
+// check is the case's check. The first answer that fails is the case's;
+// when all pass, the last is shown.
+func (p floorProbe) check(s *session) finding {
+	list, tools, o, ok := s.floorSamples(p.keep, p.what, p.refused, p.want...)
+	if !ok {
+		return o
+	}
+	var last *roundTrip
+	for _, smp := range list {
+		declared, _ := riskRank(tools[smp.Tool])
+		for _, risk := range p.at(declared) {
+			x := s.post(s.floorCall(smp, risk, p.approved).bytes())
+			last = x
+			if o := p.expect(x, fmt.Sprintf(p.call, smp.Tool, tools[smp.Tool], risk)); o.status != statusPass {
+				return o
+			}
+		}
+	}
+	return pass(last)
 }

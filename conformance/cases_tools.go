@@ -15,98 +15,107 @@ import (
 // executionCases run the user's samples (§3, §3.1).
 func executionCases() []testCase {
 	return []testCase{
-		c("execution/result", "§3", "each sample expecting a result answers 200 {\"result\": …} that is not a refusal and passes the sample's Check", true, func(s *session) finding {
-			list, held := s.runnable(wantResult)
-			if len(list) == 0 {
-				return noSample("expecting a result", held)
-			}
-			var last *roundTrip
-			for _, smp := range list {
-				x := s.post(s.sampleCall(smp, smp.input()).bytes())
-				last = x
-				result, o := expectResult(x)
-				if o.status != statusPass {
-					o.message = "tool " + smp.Tool + ": " + o.message
-					return o
-				}
-				if answerjson.IsRefusal(result) {
-					if refusalReason(result) == approvalRequired {
-						return fail(x, "a result that is not a refusal", "tool %s was refused by the endpoint's risk floor (approval_required): send the sample at the tool's declared risk or above (Risk) and, for reviewed and high, with ApprovedBy", smp.Tool)
-					}
-					return fail(x, "a result that is not a refusal", "tool %s refused: set Expect to %q on this sample, or send it with a visitor the tool accepts", smp.Tool, wantRefusal)
-				}
-				if smp.Check != nil {
-					if err := smp.Check(result); err != nil {
-						return fail(x, "a result that passes the sample's Check", "tool %s: Check: %v", smp.Tool, err)
-					}
-				}
-			}
-			return pass(last)
-		}),
-		c("execution/refusal", "§3.1", "each sample expecting a refusal answers 200 with a refusal result: every field optional, ok/known/allowed only ever false, outcome blocked or unknown, at least one of them present", true, func(s *session) finding {
-			list, held := s.runnable(wantRefusal)
-			if len(list) == 0 {
-				return noSample(`expecting a refusal (Expect: "refusal")`, held)
-			}
-			var last *roundTrip
-			for _, smp := range list {
-				x := s.post(s.sampleCall(smp, smp.input()).bytes())
-				last = x
-				result, o := expectResult(x)
-				if o.status != statusPass {
-					o.expected = refusalShape
-					o.message = "tool " + smp.Tool + ": " + o.message
-					return o
-				}
-				if err := answerjson.CheckRefusal(result); err != nil {
-					return fail(x, refusalShape, "tool %s: %v", smp.Tool, err)
-				}
-			}
-			return pass(last)
-		}),
-		c("execution/failed", "§3", "each sample whose tool returns an error answers 200 execution_failed with the error's message", true, func(s *session) finding {
-			list, held := s.runnable(wantFailure)
-			if len(list) == 0 {
-				return noSample(`expecting execution_failed (Expect: "execution_failed"; usually only the library's fixtures)`, held)
-			}
-			var last *roundTrip
-			for _, smp := range list {
-				x := s.post(s.sampleCall(smp, smp.input()).bytes())
-				last = x
-				if o := expectError(x, http.StatusOK, protocol.CodeExecutionFailed); o.status != statusPass {
-					o.message = "tool " + smp.Tool + ": " + o.message
-					return o
-				}
-			}
-			return pass(last)
-		}),
-		c("execution/panic", "§3", "each sample whose tool panics answers 200 execution_failed, and the endpoint keeps answering", true, func(s *session) finding {
-			list, held := s.runnable(wantPanic)
-			if len(list) == 0 {
-				return noSample(`expecting a panic (Expect: "panic"; usually only the library's fixtures)`, held)
-			}
-			var last *roundTrip
-			for _, smp := range list {
-				x := s.post(s.sampleCall(smp, smp.input()).bytes())
-				last = x
-				if o := expectError(x, http.StatusOK, protocol.CodeExecutionFailed); o.status != statusPass {
-					o.message = "tool " + smp.Tool + " panicked: " + o.message
-					return o
-				}
-				if o := expectAccepted(s.post(probe().bytes()), "the endpoint still answers after a panic"); o.status != statusPass {
-					return o
-				}
-			}
-			return pass(last)
-		}).unless(func(s *session) string {
-			for _, smp := range s.t.Tools {
-				if smp.expect() == wantPanic {
-					return ""
-				}
-			}
-			return "needs a tool that panics, such as the library's fixture tool \"panic\"; an app's own tools need not have one"
-		}),
+		c("execution/result", "§3", "each sample expecting a result answers 200 {\"result\": …} that is not a refusal and passes the sample's Check", true,
+			eachSample(wantResult, "expecting a result", answersResult)),
+		c("execution/refusal", "§3.1", "each sample expecting a refusal answers 200 with a refusal result: every field optional, ok/known/allowed only ever false, outcome blocked or unknown, at least one of them present", true,
+			eachSample(wantRefusal, `expecting a refusal (Expect: "refusal")`, answersRefusal)),
+		c("execution/failed", "§3", "each sample whose tool returns an error answers 200 execution_failed with the error's message", true,
+			eachSample(wantFailure, `expecting execution_failed (Expect: "execution_failed"; usually only the library's fixtures)`, answersFailed)),
+		c("execution/panic", "§3", "each sample whose tool panics answers 200 execution_failed, and the endpoint keeps answering", true,
+			eachSample(wantPanic, `expecting a panic (Expect: "panic"; usually only the library's fixtures)`, answersPanicAndServes)).
+			unless(noPanicSample),
 	}
+}
+
+// eachSample returns a case's check: it sends each sample that may run
+// and expects want, one after another, and checks each answer with
+// check. The first answer that fails is the case's; when all pass, the
+// last is shown. With no such sample the case is skipped, and the finding
+// says how to add one (none describes it).
+func eachSample(want, none string, check func(s *session, smp ToolSample, x *roundTrip) finding) func(s *session) finding {
+	return func(s *session) finding {
+		list, held := s.runnable(want)
+		if len(list) == 0 {
+			return noSample(none, held)
+		}
+		var last *roundTrip
+		for _, smp := range list {
+			x := s.post(s.sampleCall(smp, smp.input()).bytes())
+			last = x
+			if o := check(s, smp, x); o.status != statusPass {
+				return o
+			}
+		}
+		return pass(last)
+	}
+}
+
+// answersResult checks a sample expecting a result: 200 with a result that
+// is not a refusal and passes the sample's Check.
+func answersResult(_ *session, smp ToolSample, x *roundTrip) finding {
+	result, o := expectResult(x)
+	if o.status != statusPass {
+		o.message = "tool " + smp.Tool + ": " + o.message
+		return o
+	}
+	if answerjson.IsRefusal(result) {
+		if refusalReason(result) == approvalRequired {
+			return fail(x, "a result that is not a refusal", "tool %s was refused by the endpoint's risk floor (approval_required): send the sample at the tool's declared risk or above (Risk) and, for reviewed and high, with ApprovedBy", smp.Tool)
+		}
+		return fail(x, "a result that is not a refusal", "tool %s refused: set Expect to %q on this sample, or send it with a visitor the tool accepts", smp.Tool, wantRefusal)
+	}
+	if smp.Check != nil {
+		if err := smp.Check(result); err != nil {
+			return fail(x, "a result that passes the sample's Check", "tool %s: Check: %v", smp.Tool, err)
+		}
+	}
+	return pass(x)
+}
+
+// answersRefusal checks a sample expecting a refusal: 200 with a result of
+// a refusal's shape (§3.1).
+func answersRefusal(_ *session, smp ToolSample, x *roundTrip) finding {
+	result, o := expectResult(x)
+	if o.status != statusPass {
+		o.expected = refusalShape
+		o.message = "tool " + smp.Tool + ": " + o.message
+		return o
+	}
+	if err := answerjson.CheckRefusal(result); err != nil {
+		return fail(x, refusalShape, "tool %s: %v", smp.Tool, err)
+	}
+	return pass(x)
+}
+
+// answersFailed checks a sample whose tool returns an error: 200
+// execution_failed.
+func answersFailed(_ *session, smp ToolSample, x *roundTrip) finding {
+	o := expectError(x, http.StatusOK, protocol.CodeExecutionFailed)
+	if o.status != statusPass {
+		o.message = "tool " + smp.Tool + ": " + o.message
+	}
+	return o
+}
+
+// answersPanicAndServes checks a sample whose tool panics: 200
+// execution_failed, and a probe sent after it is still answered.
+func answersPanicAndServes(s *session, smp ToolSample, x *roundTrip) finding {
+	if o := expectError(x, http.StatusOK, protocol.CodeExecutionFailed); o.status != statusPass {
+		o.message = "tool " + smp.Tool + " panicked: " + o.message
+		return o
+	}
+	return expectAccepted(s.post(probe().bytes()), "the endpoint still answers after a panic")
+}
+
+// noPanicSample says why execution/panic does not apply: no sample's tool
+// panics.
+func noPanicSample(s *session) string {
+	for _, smp := range s.t.Tools {
+		if smp.expect() == wantPanic {
+			return ""
+		}
+	}
+	return "needs a tool that panics, such as the library's fixture tool \"panic\"; an app's own tools need not have one"
 }
 
 // refusalShape describes a refusal result for failure reports.
@@ -181,42 +190,54 @@ func replayCases() []testCase {
 // concurrencyCases send many signed calls at once.
 func concurrencyCases() []testCase {
 	return []testCase{
-		c("concurrency/parallel", "§1", "Target.Concurrency (default 16) signed calls sent at once are all answered correctly (a sample expecting a result when one may run, else unknown-tool probes)", true, func(s *session) finding {
-			list, _ := s.runnable(wantResult)
-			var smp *ToolSample
-			if len(list) > 0 {
-				smp = &list[0]
-			}
-			outs := make([]finding, s.t.Concurrency)
-			var wg sync.WaitGroup
-			for i := range outs {
-				wg.Go(func() {
-					if smp == nil {
-						outs[i] = expectAccepted(s.post(probe().bytes()), fmt.Sprintf("call %d of %d sent at once", i+1, len(outs)))
-						return
-					}
-					x := s.post(s.sampleCall(*smp, smp.input()).bytes())
-					result, o := expectResult(x)
-					if o.status == statusPass && smp.Check != nil {
-						if err := smp.Check(result); err != nil {
-							o = fail(x, "a result that passes the sample's Check", "tool %s: Check: %v", smp.Tool, err)
-						}
-					}
-					if o.status != statusPass {
-						o.message = fmt.Sprintf("call %d of %d sent at once, tool %s: %s", i+1, len(outs), smp.Tool, o.message)
-					}
-					outs[i] = o
-				})
-			}
-			wg.Wait()
-			for _, o := range outs {
-				if o.status != statusPass {
-					return o
-				}
-			}
-			return outs[0]
-		}),
+		c("concurrency/parallel", "§1", "Target.Concurrency (default 16) signed calls sent at once are all answered correctly (a sample expecting a result when one may run, else unknown-tool probes)", true, parallelCallsAnswered),
 	}
+}
+
+// parallelCallsAnswered is concurrency/parallel: Target.Concurrency calls
+// at once of the first sample expecting a result that may run, or
+// unknown-tool probes when there is none.
+func parallelCallsAnswered(s *session) finding {
+	list, _ := s.runnable(wantResult)
+	var smp *ToolSample
+	if len(list) > 0 {
+		smp = &list[0]
+	}
+	outs := make([]finding, s.t.Concurrency)
+	var wg sync.WaitGroup
+	for i := range outs {
+		wg.Go(func() {
+			which := fmt.Sprintf("call %d of %d sent at once", i+1, len(outs))
+			if smp == nil {
+				outs[i] = expectAccepted(s.post(probe().bytes()), which)
+				return
+			}
+			outs[i] = parallelSample(s, *smp, which)
+		})
+	}
+	wg.Wait()
+	for _, o := range outs {
+		if o.status != statusPass {
+			return o
+		}
+	}
+	return outs[0]
+}
+
+// parallelSample sends one of parallelCallsAnswered's calls of smp; which
+// names the call in a failure.
+func parallelSample(s *session, smp ToolSample, which string) finding {
+	x := s.post(s.sampleCall(smp, smp.input()).bytes())
+	result, o := expectResult(x)
+	if o.status == statusPass && smp.Check != nil {
+		if err := smp.Check(result); err != nil {
+			o = fail(x, "a result that passes the sample's Check", "tool %s: Check: %v", smp.Tool, err)
+		}
+	}
+	if o.status != statusPass {
+		o.message = fmt.Sprintf("%s, tool %s: %s", which, smp.Tool, o.message)
+	}
+	return o
 }
 
 // decodeObject decodes raw into a map, or returns nil.

@@ -347,6 +347,10 @@ func (downStore) Save(context.Context, string, string, []byte, time.Duration) (i
 	return 0, errors.New("dial tcp 10.0.0.5:6379: connection refused")
 }
 
+func (downStore) Renew(context.Context, string, string, time.Duration) error {
+	return errors.New("dial tcp 10.0.0.5:6379: connection refused")
+}
+
 // A lookup changes nothing: declared read-only, it still answers while the
 // replay store is down (its answer is then not kept), where a tool that
 // changes things is refused.

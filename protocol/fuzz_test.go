@@ -395,6 +395,13 @@ func (s *fuzzServer) Save(ctx context.Context, id, fp string, answer []byte, ttl
 	return st.Save(ctx, id, fp, answer, ttl)
 }
 
+func (s *fuzzServer) Renew(ctx context.Context, id, fp string, lease time.Duration) error {
+	s.mu.Lock()
+	st := s.store
+	s.mu.Unlock()
+	return st.Renew(ctx, id, fp, lease)
+}
+
 // reset forgets every run, event and stored answer.
 func (s *fuzzServer) reset() {
 	s.mu.Lock()

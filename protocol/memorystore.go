@@ -14,13 +14,13 @@ import (
 // no goroutine and needs no Close. It protects one instance only.
 type memoryStore struct {
 	s   *memstore.Store
-	now func() time.Time // the clock of Claim and Save; the core ignores it and passes its own readings
+	now func() time.Time // the clock of Claim, Save and Renew; the core ignores it and passes its own readings
 }
 
 var _ Store = memoryStore{}
 
 // newMemoryStore returns an empty memory store with a budget of maxBytes
-// (0 for the default) whose Claim and Save read clock now (nil for
+// (0 for the default) whose Claim, Save and Renew read clock now (nil for
 // time.Now). A Handler given it as its Store calls memstore directly with
 // readings of time.Now's monotonic clock whatever now is, so a store on
 // another clock must reach the Handler behind a Store of its own, as the
@@ -44,6 +44,13 @@ func (m memoryStore) Claim(_ context.Context, key, fingerprint string, lease tim
 // owns the slice it passes.
 func (m memoryStore) Save(_ context.Context, key, fingerprint string, answer []byte, ttl time.Duration) (int, error) {
 	return m.s.Save(m.s.SumString(key), m.s.SumString(fingerprint), memstore.Ticket{}, bytes.Clone(answer), ttl, m.now())
+}
+
+// Renew implements [Store]; it never waits. Like Claim, the core does not
+// call it: it renews the claims of the memory store through their digests.
+func (m memoryStore) Renew(_ context.Context, key, fingerprint string, lease time.Duration) error {
+	_, err := m.s.Renew(m.s.SumString(key), m.s.SumString(fingerprint), lease, m.now())
+	return err
 }
 
 // claimStatus is the ClaimStatus of a memstore status.

@@ -168,10 +168,12 @@ type recordingStore struct {
 	mu         sync.Mutex
 	claims     []string // key/fingerprint
 	saves      []string // key/fingerprint/answer
+	renews     []string // key/fingerprint
 	claimCtx   []context.Context
 	saveCtx    []context.Context
 	claimErr   error
 	saveErr    error
+	renewErr   error
 	evicted    int         // what Save reports
 	running    int         // answer ClaimRunning this many times first
 	status     ClaimStatus // when set, Claim answers it
@@ -225,6 +227,17 @@ func (s *recordingStore) Save(ctx context.Context, key, fp string, answer []byte
 		return 0, err
 	}
 	return evicted, nil
+}
+
+func (s *recordingStore) Renew(ctx context.Context, key, fp string, lease time.Duration) error {
+	s.mu.Lock()
+	s.renews = append(s.renews, key+"/"+fp)
+	err := s.renewErr
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.inner.Renew(ctx, key, fp, lease)
 }
 
 func (s *recordingStore) claimCount() int {
@@ -449,6 +462,10 @@ func (s *panickingStore) Claim(ctx context.Context, key, fp string, lease time.D
 
 func (s *panickingStore) Save(context.Context, string, string, []byte, time.Duration) (int, error) {
 	panic("save exploded")
+}
+
+func (s *panickingStore) Renew(context.Context, string, string, time.Duration) error {
+	panic("renew exploded")
 }
 
 // TestPanickingStore: a store that panics fails the call the way a store

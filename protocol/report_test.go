@@ -239,6 +239,10 @@ func (s blockingStore) Save(ctx context.Context, _, _ string, _ []byte, _ time.D
 	return 0, s.wait(ctx)
 }
 
+func (s blockingStore) Renew(ctx context.Context, _, _ string, _ time.Duration) error {
+	return s.wait(ctx)
+}
+
 func (blockingStore) Kind() string { return "redis" }
 
 func (s blockingStore) Probe(ctx context.Context) error { return s.wait(ctx) }

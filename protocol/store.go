@@ -67,6 +67,13 @@ type Store interface {
 	// answer is the body about to be sent: read it, never write into it,
 	// and keep a copy of it rather than the slice (storetest checks that).
 	Save(ctx context.Context, key, fingerprint string, answer []byte, ttl time.Duration) (evicted int, err error)
+	// Renew extends the claim on key held with fingerprint so that it lasts
+	// lease from now; the core calls it while the claim's tool runs (and
+	// while a failed Save is retried), every lease/3 or so. It never
+	// touches a saved answer or a claim of another fingerprint: there is
+	// then nothing to extend and it returns nil. It must return promptly
+	// when ctx is done.
+	Renew(ctx context.Context, key, fingerprint string, lease time.Duration) error
 }
 
 // ClaimStatus is the outcome of [Store.Claim].

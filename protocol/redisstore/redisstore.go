@@ -37,6 +37,10 @@
 //   - Save is one small Lua script (one round trip) that writes the answer
 //     with PX ttl unless the key already holds an answer or another body's
 //     claim: the first answer wins, so every repeat gets the same bytes.
+//   - Renew is one small Lua script (one round trip) that sets the running
+//     claim's expiry to the lease from now (PEXPIRE), when the key still
+//     holds this body's claim; an answer or another body's claim is left
+//     as it is.
 //
 // The normal path is two round trips per call: the claim and the save. The
 // first use of each script on a server (after a restart too) costs one more
@@ -244,6 +248,35 @@ func (s *Store) Save(ctx context.Context, key, fingerprint string, answer []byte
 		return 0, s.fail(ctx, "save the answer to", k, err)
 	}
 	return 0, nil
+}
+
+// renewScript sets a new expiry on this call's running claim, and on
+// nothing else. KEYS[1] the key; ARGV[1] this call's running value; ARGV[2]
+// the lease in milliseconds. It returns 1 when it renewed, 0 when the key
+// holds an answer, another body's claim or nothing.
+var renewScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+`)
+
+// Renew implements [protocol.Store]: one round trip. It sets the running
+// claim's expiry to lease from now, and leaves an answer, another body's
+// claim and a key that is gone (its lease ended) as they are.
+func (s *Store) Renew(ctx context.Context, key, fingerprint string, lease time.Duration) error {
+	if err := checkFingerprint(fingerprint); err != nil {
+		return err
+	}
+	if lease < time.Millisecond {
+		return fmt.Errorf("median: redisstore: the lease must be at least 1ms, got %s", lease)
+	}
+	k := s.prefix + key
+	if err := renewScript.Run(ctx, s.client, []string{k}, encode(stateRunning, fingerprint, nil), lease.Milliseconds()).Err(); err != nil {
+		return s.fail(ctx, "renew the claim on", k, err)
+	}
+	return nil
 }
 
 // fail wraps a Redis error, naming the context's end when it ended.

@@ -1,6 +1,6 @@
 // Package storetest checks that a [protocol.Store] behaves as the core
 // expects: claims, answers byte for byte, running copies, conflicts, leases
-// handed over, TTLs and concurrency. Run it from the tests of any Store,
+// handed over and renewed, TTLs and concurrency. Run it from the tests of any Store,
 // ours or your own:
 //
 //	func TestMyStore(t *testing.T) {
@@ -67,6 +67,10 @@ var cases = []struct {
 	{"EntriesExpireAfterTTL", testEntriesExpireAfterTTL},
 	{"ConcurrentClaims", testConcurrentClaims},
 	{"DistinctKeysAreIndependent", testDistinctKeysAreIndependent},
+	{"RenewKeepsTheClaim", testRenewKeepsTheClaim},
+	{"RenewLeavesAnAnswer", testRenewLeavesAnAnswer},
+	{"RenewLeavesAnotherBody", testRenewLeavesAnotherBody},
+	{"RenewOfNothing", testRenewOfNothing},
 	{"ContextDone", testContextDone},
 }
 
@@ -119,6 +123,14 @@ func save(t *testing.T, s protocol.Store, key, fp string, answer []byte, ttl tim
 	evicted, err := s.Save(ctx, key, fp, answer, ttl)
 	mustNoError(t, err, "Save(%s…) failed", key[:8])
 	mustTrue(t, evicted >= 0, "Save(%s…) returned a negative evicted count", key[:8])
+}
+
+// renew calls s.Renew under Deadline and fails the test on an error.
+func renew(t *testing.T, s protocol.Store, key, fp string, lease time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
+	defer cancel()
+	mustNoError(t, s.Renew(ctx, key, fp, lease), "Renew(%s…, %s…) failed", key[:8], fp[:8])
 }
 
 // requireStatus fails when res is not want, naming both.
@@ -330,6 +342,88 @@ func testDistinctKeysAreIndependent(t *testing.T, s protocol.Store) {
 	requireStatus(t, protocol.ClaimConflict, claim(t, s, running, fpB, Long), "the first key with another body")
 }
 
+// claimThenRenew claims a fresh key for fpA with a lease of Short and
+// renews it for fp with lease at once, and returns the key. When the two
+// calls took so long that the claim's lease may have ended before the
+// renewal (a machine under heavy load), it tries again with a new key, a
+// few times, so that the cases below test the store, not the machine.
+func claimThenRenew(t *testing.T, s protocol.Store, fp string, lease time.Duration) string {
+	t.Helper()
+	for range 5 {
+		key := newKey()
+		start := time.Now()
+		requireStatus(t, protocol.ClaimAcquired, claim(t, s, key, fpA, Short), "a new key")
+		renew(t, s, key, fp, lease)
+		if time.Since(start) < Short/2 {
+			return key
+		}
+	}
+	t.Fatalf("a Claim and a Renew took %s or more five times in a row", Short/2)
+	return ""
+}
+
+func testRenewKeepsTheClaim(t *testing.T, s protocol.Store) {
+	key := claimThenRenew(t, s, fpA, Long)
+	waitPastLease() // the claim's first lease has ended; the renewed one has not
+	requireStatus(t, protocol.ClaimRunning, claim(t, s, key, fpA, Long), "a copy after the first lease, the claim renewed")
+	requireStatus(t, protocol.ClaimConflict, claim(t, s, key, fpB, Long), "another body after the first lease, the claim renewed")
+	renew(t, s, key, fpA, Long) // renewed again: still one claim
+	save(t, s, key, fpA, answerA, Long)
+	res := claim(t, s, key, fpA, Long)
+	requireStatus(t, protocol.ClaimDone, res, "after the renewed claim's Save")
+	mustEqual(t, string(answerA), string(res.answer), "the answer saved after renewals must come back byte for byte")
+}
+
+func testRenewLeavesAnAnswer(t *testing.T, s protocol.Store) {
+	key := newKey()
+	requireStatus(t, protocol.ClaimAcquired, claim(t, s, key, fpA, Long), "a new key")
+	save(t, s, key, fpA, answerA, Short)
+	// A renewal that reaches the store after the Save (a renewal and a
+	// Save of one call may cross) must leave the answer as it is: the same
+	// bytes, and no longer than its TTL.
+	renew(t, s, key, fpA, Long)
+	res := claim(t, s, key, fpA, Long)
+	requireStatus(t, protocol.ClaimDone, res, "a copy after Save and Renew")
+	mustEqual(t, string(answerA), string(res.answer), "Renew must not change a saved answer")
+	deadline := time.Now().Add(Deadline)
+	for {
+		res := claim(t, s, key, fpB, Long)
+		if res.status == protocol.ClaimAcquired {
+			return
+		}
+		requireStatus(t, protocol.ClaimConflict, res, "another body while the answer lives")
+		if time.Now().After(deadline) {
+			t.Fatalf("the answer was still there %s after a Save with a TTL of %s: Renew must not extend an answer's TTL", Deadline, Short)
+		}
+		time.Sleep(Short / 4)
+	}
+}
+
+func testRenewLeavesAnotherBody(t *testing.T, s protocol.Store) {
+	key := claimThenRenew(t, s, fpB, Long) // fpA's claim, renewed for fpB
+	waitPastLease()
+	requireStatus(t, protocol.ClaimAcquired, claim(t, s, key, fpA, Long), "a copy after the lease: a Renew for another body must not extend the claim")
+	renew(t, s, key, fpB, Long)
+	requireStatus(t, protocol.ClaimRunning, claim(t, s, key, fpA, Long), "the new claim after another body's Renew")
+	save(t, s, key, fpA, answerA, Long)
+	renew(t, s, key, fpB, Long)
+	res := claim(t, s, key, fpA, Long)
+	requireStatus(t, protocol.ClaimDone, res, "the answer after another body's Renew")
+	mustEqual(t, string(answerA), string(res.answer))
+}
+
+func testRenewOfNothing(t *testing.T, s protocol.Store) {
+	// Nothing to extend is no error: a key never claimed, and a claim whose
+	// lease ended (a store that checks a condition must not report that the
+	// condition failed).
+	renew(t, s, newKey(), fpA, Long)
+	key := newKey()
+	requireStatus(t, protocol.ClaimAcquired, claim(t, s, key, fpA, Short), "a new key")
+	waitPastLease()
+	renew(t, s, key, fpA, Long)
+	renew(t, s, key, fpB, Long)
+}
+
 func testContextDone(t *testing.T, s protocol.Store) {
 	// A store must return promptly when ctx is done; whether it still did
 	// the work or gave up is its choice. A store that hangs fails here
@@ -341,11 +435,12 @@ func testContextDone(t *testing.T, s protocol.Store) {
 	go func() {
 		defer close(done)
 		_, _, _ = s.Claim(ctx, key, fpA, Long)
+		_ = s.Renew(ctx, key, fpA, Long)
 		_, _ = s.Save(ctx, key, fpA, answerA, Long)
 	}()
 	select {
 	case <-done:
 	case <-time.After(Deadline):
-		t.Fatalf("Claim and Save with a cancelled context did not return within %s", Deadline)
+		t.Fatalf("Claim, Renew and Save with a cancelled context did not return within %s", Deadline)
 	}
 }

@@ -155,21 +155,38 @@ const skewWarn = 2 * time.Second
 // reading calls the key unused.
 const stale = 24 * time.Hour
 
-// readReport reads a §10 report for a person.
+// readReport reads a §10 report for a person, section by section.
 func readReport(r wirereport.Report, fp, keyEnv string) []finding {
-	var out []finding
 	now, _ := time.Parse(time.RFC3339, r.Service.Now)
-	out = append(out, okf("%s (%s), up %s", r.Service.Library, r.Service.Go, r.Service.Uptime))
+	return slices.Concat(
+		[]finding{okf("%s (%s), up %s", r.Service.Library, r.Service.Go, r.Service.Uptime)},
+		readClock(r),
+		readKeys(r, now, fp, keyEnv),
+		readRefused(r),
+		readStore(r),
+		readManifest(r),
+		readTools(r),
+		readOmitted(r),
+	)
+}
 
-	if r.Clock.SkewMs != nil {
-		skew := *r.Clock.SkewMs
-		if time.Duration(abs(skew))*time.Millisecond >= skewWarn {
-			out = append(out, problemf("%s (clock.skewMs %d; beyond 5 min every call is refused stale_timestamp)", clockSentence(skew), skew))
-		} else {
-			out = append(out, okf("clocks agree (clock.skewMs %d)", skew))
-		}
+// readClock reads clock.skewMs, when the report has it.
+func readClock(r wirereport.Report) []finding {
+	if r.Clock.SkewMs == nil {
+		return nil
 	}
+	skew := *r.Clock.SkewMs
+	if time.Duration(abs(skew))*time.Millisecond >= skewWarn {
+		return []finding{problemf("%s (clock.skewMs %d; beyond 5 min every call is refused stale_timestamp)", clockSentence(skew), skew)}
+	}
+	return []finding{okf("clocks agree (clock.skewMs %d)", skew)}
+}
 
+// readKeys reads the keys in force, each against the service's clock now,
+// and the newest failed read of the keys; fp is the fingerprint of the
+// key in $keyEnv, which signed the request.
+func readKeys(r wirereport.Report, now time.Time, fp, keyEnv string) []finding {
+	var out []finding
 	signing := false
 	for i, k := range r.Keys {
 		which := fmt.Sprintf("key %d of %d (%s)", i+1, len(r.Keys), k.Fingerprint)
@@ -193,7 +210,12 @@ func readReport(r wirereport.Report, fp, keyEnv string) []finding {
 	if k := r.KeyRead; k != nil {
 		out = append(out, problemf("the newest read of %s, at %s, gave no usable key (%s): the keys above stay in force until a read gives one; the server's log says what is wrong", k.Source, k.At, k.Code))
 	}
+	return out
+}
 
+// readRefused reads the refusals, by code.
+func readRefused(r wirereport.Report) []finding {
+	var out []finding
 	for _, c := range slices.Sorted(maps.Keys(r.Refused)) {
 		e := r.Refused[c]
 		line := fmt.Sprintf("%d request(s) refused %s, the last at %s", e.Count, c, e.Last)
@@ -211,7 +233,13 @@ func readReport(r wirereport.Report, fp, keyEnv string) []finding {
 			out = append(out, okf("%s", line))
 		}
 	}
+	return out
+}
 
+// readStore reads the replay store: whether it answers, and the calls it
+// cost.
+func readStore(r wirereport.Report) []finding {
+	var out []finding
 	s := r.Store
 	switch {
 	case s.Kind == "none":
@@ -232,13 +260,21 @@ func readReport(r wirereport.Report, fp, keyEnv string) []finding {
 	if s.ReadOnlyRuns > 0 {
 		out = append(out, problemf("%d read-only tool call(s) ran while the store was out (store.readOnlyRuns)", s.ReadOnlyRuns))
 	}
+	return out
+}
 
-	if r.Manifest.LastServed == "" {
-		out = append(out, okf("the manifest (%d tools, sha256 %s) has not been fetched by a signed GET since the server started", r.Manifest.Tools, short(r.Manifest.SHA256)))
-	} else {
-		out = append(out, okf("the manifest (%d tools, sha256 %s) was last fetched at %s", r.Manifest.Tools, short(r.Manifest.SHA256), r.Manifest.LastServed))
+// readManifest reads the manifest's size, hash and last fetch.
+func readManifest(r wirereport.Report) []finding {
+	m := r.Manifest
+	if m.LastServed == "" {
+		return []finding{okf("the manifest (%d tools, sha256 %s) has not been fetched by a signed GET since the server started", m.Tools, short(m.SHA256))}
 	}
+	return []finding{okf("the manifest (%d tools, sha256 %s) was last fetched at %s", m.Tools, short(m.SHA256), m.LastServed)}
+}
 
+// readTools reads each tool's calls, by name.
+func readTools(r wirereport.Report) []finding {
+	var out []finding
 	for _, n := range slices.Sorted(maps.Keys(r.Tools)) {
 		t := r.Tools[n]
 		if t.OffContract > 0 {
@@ -257,10 +293,16 @@ func readReport(r wirereport.Report, fp, keyEnv string) []finding {
 		}
 		out = append(out, problemf("%s", line))
 	}
-	if r.Omitted > 0 {
-		out = append(out, okf("%d entries were left out to fit 2,000 characters; the app has them all (Handler.Report)", r.Omitted))
-	}
 	return out
+}
+
+// readOmitted reads how many entries the report left out, when it left
+// some out.
+func readOmitted(r wirereport.Report) []finding {
+	if r.Omitted <= 0 {
+		return nil
+	}
+	return []finding{okf("%d entries were left out to fit 2,000 characters; the app has them all (Handler.Report)", r.Omitted)}
 }
 
 // pastOrFuture says where a stale t was: the skew is server clock minus t.

@@ -33,274 +33,325 @@ import (
 // after the request. The contract's own cases are conformance's
 // (internal/testonly/adapters runs the suite against every adapter).
 func Run(t *testing.T, a Adapter) {
-	t.Run("endpoint", func(t *testing.T) {
-		h, _ := NewHandler()
-		c := Start(t, a.Endpoint(h))
-		for _, tc := range EndpointCases() {
-			t.Run(tc.Name, func(t *testing.T) {
-				Check(t, tc.Want, c.Do(t, tc.Request))
+	for _, step := range steps {
+		t.Run(step.name, func(t *testing.T) { step.run(t, a) })
+	}
+}
+
+// steps are Run's steps, in the order they run; each names its subtest.
+var steps = []struct {
+	name string
+	run  func(t *testing.T, a Adapter)
+}{
+	{"endpoint", endpointCases},
+	{"endpoint extra methods", endpointExtraMethods},
+	{"middleware unusable key", middlewareUnusableKey},
+	{"middleware", middlewareCases},
+	{"middleware chain", middlewareChain},
+	{"middleware replay", middlewareReplay},
+	{"middleware unknown tool replay", middlewareUnknownToolReplay},
+	{"middleware call left unanswered", middlewareCallLeftUnanswered},
+	{"middleware call not answered at all", middlewareCallNotAnsweredAtAll},
+	{"respond without middleware", respondWithoutMiddleware},
+	{"middleware panic replay", middlewarePanicReplay},
+	{"middleware extra methods", middlewareExtraMethods},
+	{"method the framework answers", methodTheFrameworkAnswers},
+	{"framework values reach tools", frameworkValuesReachTools},
+	{"framework values after the request", frameworkValuesAfterTheRequest},
+}
+
+// endpointCases (step "endpoint") checks the EndpointCases through the
+// adapter's Mount.
+func endpointCases(t *testing.T, a Adapter) {
+	h, _ := NewHandler()
+	c := Start(t, a.Endpoint(h))
+	for _, tc := range EndpointCases() {
+		t.Run(tc.Name, func(t *testing.T) {
+			Check(t, tc.Want, c.Do(t, tc.Request))
+		})
+	}
+}
+
+// endpointExtraMethods (step "endpoint extra methods") checks that the
+// methods only the framework routes (ExtraMethods) are refused 405 at Path
+// and Path/.
+func endpointExtraMethods(t *testing.T, a Adapter) {
+	h, _ := NewHandler()
+	c := Start(t, a.Endpoint(h))
+	refusesExtraMethods(t, a, c)
+}
+
+// refusesExtraMethods checks that c refuses each of a.ExtraMethods 405
+// at Path and Path/.
+func refusesExtraMethods(t *testing.T, a Adapter, c *Client) {
+	for _, m := range a.ExtraMethods {
+		for _, path := range []string{Path, Path + "/"} {
+			req := Signed(m, nil)
+			req.Path = path
+			Check(t, Want{Status: http.StatusMethodNotAllowed, Code: protocol.CodeMethodNotAllowed, Allow: AllowHeader}, c.Do(t, req))
+		}
+	}
+}
+
+// middlewareUnusableKey (step "middleware unusable key"): the endpoint with
+// an unusable key is conformance's (key/missing, key/too-short); in
+// middleware mode the call must not reach the handler either.
+func middlewareUnusableKey(t *testing.T, a Adapter) {
+	for _, tc := range []struct {
+		key  string
+		code protocol.Code
+	}{{"", protocol.CodeMissingSecret}, {"too short", protocol.CodeInvalidMedianKey}} {
+		h, err := protocol.New(protocol.Config{Keys: []string{tc.key}, Logger: slog.New(slog.DiscardHandler)})
+		require.Error(t, err, "key %q", tc.key)
+		require.NotNil(t, h, "a key problem alone still builds a handler")
+		rec := &Recorder{}
+		got := Start(t, a.Middleware(h, rec.Answer)).Do(t, Signed(http.MethodPost, ToolCall(ToolCustom, "call_key", `{}`)))
+		Check(t, Want{Status: http.StatusInternalServerError, Code: tc.code}, got)
+		if tc.key != "" {
+			assert.NotContains(t, string(got.Body), tc.key, "the answer must not repeat the key")
+		}
+		assert.Zero(t, rec.Calls(), "a call to an endpoint with an unusable key reached the handler")
+	}
+}
+
+// middlewareCases (step "middleware") checks the MiddlewareCases: what
+// reaches the handler behind the middleware, and how often it runs.
+func middlewareCases(t *testing.T, a Adapter) {
+	h, runs := NewHandler()
+	rec := &Recorder{}
+	c := Start(t, a.Middleware(h, rec.Answer))
+	for _, tc := range MiddlewareCases() {
+		t.Run(tc.Name, func(t *testing.T) {
+			before := rec.Calls()
+			Check(t, tc.Want, c.Do(t, tc.Request))
+			assert.Equal(t, tc.Calls, rec.Calls()-before, "how often the handler behind the middleware ran")
+			assert.NoError(t, rec.Err(), "what the handler behind the middleware saw")
+		})
+	}
+	assert.Zero(t, runs.Echo.Load(), "the middleware never runs a registered tool itself")
+}
+
+// middlewareChain (step "middleware chain"): a handler's own answer also
+// reaches the log, naming its status, and the observer, as what was sent
+// (protocol.Event.OffContract): each case has its own handler, as the
+// warning comes once per interval.
+func middlewareChain(t *testing.T, a Adapter) {
+	for i, tc := range ChainCases(a) {
+		t.Run(tc.Name, func(t *testing.T) {
+			logs := &testsupport.Buffer{} // written from the server's goroutines while the test reads it
+			var mu sync.Mutex
+			var ran []int
+			var evMu sync.Mutex // apart from mu, which the checks below hold
+			var events []protocol.Event
+			h, runs := NewHandler(func(cfg *protocol.Config) {
+				cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+				cfg.Observer = func(_ context.Context, ev protocol.Event) { evMu.Lock(); events = append(events, ev); evMu.Unlock() }
 			})
-		}
-	})
-
-	t.Run("endpoint extra methods", func(t *testing.T) {
-		h, _ := NewHandler()
-		c := Start(t, a.Endpoint(h))
-		for _, m := range a.ExtraMethods {
-			for _, path := range []string{Path, Path + "/"} {
-				req := Signed(m, nil)
-				req.Path = path
-				Check(t, Want{Status: http.StatusMethodNotAllowed, Code: protocol.CodeMethodNotAllowed, Allow: AllowHeader}, c.Do(t, req))
-			}
-		}
-	})
-
-	// The endpoint with an unusable key is conformance's (key/missing,
-	// key/too-short); in middleware mode the call must not reach the
-	// handler either.
-	t.Run("middleware unusable key", func(t *testing.T) {
-		for _, tc := range []struct {
-			key  string
-			code protocol.Code
-		}{{"", protocol.CodeMissingSecret}, {"too short", protocol.CodeInvalidMedianKey}} {
-			h, err := protocol.New(protocol.Config{Keys: []string{tc.key}, Logger: slog.New(slog.DiscardHandler)})
-			require.Error(t, err, "key %q", tc.key)
-			require.NotNil(t, h, "a key problem alone still builds a handler")
-			rec := &Recorder{}
-			got := Start(t, a.Middleware(h, rec.Answer)).Do(t, Signed(http.MethodPost, ToolCall(ToolCustom, "call_key", `{}`)))
-			Check(t, Want{Status: http.StatusInternalServerError, Code: tc.code}, got)
-			if tc.key != "" {
-				assert.NotContains(t, string(got.Body), tc.key, "the answer must not repeat the key")
-			}
-			assert.Zero(t, rec.Calls(), "a call to an endpoint with an unusable key reached the handler")
-		}
-	})
-
-	t.Run("middleware", func(t *testing.T) {
-		h, runs := NewHandler()
-		rec := &Recorder{}
-		c := Start(t, a.Middleware(h, rec.Answer))
-		for _, tc := range MiddlewareCases() {
-			t.Run(tc.Name, func(t *testing.T) {
-				before := rec.Calls()
-				Check(t, tc.Want, c.Do(t, tc.Request))
-				assert.Equal(t, tc.Calls, rec.Calls()-before, "how often the handler behind the middleware ran")
-				assert.NoError(t, rec.Err(), "what the handler behind the middleware saw")
-			})
-		}
-		assert.Zero(t, runs.Echo.Load(), "the middleware never runs a registered tool itself")
-	})
-
-	// A handler's own answer also reaches the log, naming its status, and
-	// the observer, as what was sent (protocol.Event.OffContract): each
-	// case has its own handler, as the warning comes once per interval.
-	t.Run("middleware chain", func(t *testing.T) {
-		for i, tc := range ChainCases(a) {
-			t.Run(tc.Name, func(t *testing.T) {
-				logs := &testsupport.Buffer{} // written from the server's goroutines while the test reads it
-				var mu sync.Mutex
-				var ran []int
-				var evMu sync.Mutex // apart from mu, which the checks below hold
-				var events []protocol.Event
-				h, runs := NewHandler(func(cfg *protocol.Config) {
-					cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil))
-					cfg.Observer = func(_ context.Context, ev protocol.Event) { evMu.Lock(); events = append(events, ev); evMu.Unlock() }
-				})
-				c := Start(t, a.Chain(h, tc.Steps, func(i int) { mu.Lock(); ran = append(ran, i); mu.Unlock() }))
-				got := c.Do(t, Signed(http.MethodPost, ToolCall(ToolEcho, fmt.Sprintf("chain_%d", i), chainInput)))
-				if tc.Own {
-					assert.Equal(t, tc.Want.Status, got.Status, "status (body %s)", got.Body)
-					assert.Equal(t, tc.Body, string(got.Body), "exactly one answer goes out: the handler's own")
-				} else {
-					Check(t, tc.Want, got)
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				assert.Equal(t, tc.Ran, ran, "the handlers that ran: none after the first that answered")
-				assert.Zero(t, runs.Echo.Load(), "no tool runs behind the middleware")
-				if tc.Own && !slices.Contains(tc.Steps, Hijack) { // the core cannot see the status written on a hijacked connection
-					assert.Contains(t, logs.String(), fmt.Sprintf(`"status":%d`, tc.Want.Status), "the warning names the status the handler answered (log %s)", logs.String())
-				}
-				if tc.Own { // after a hijack the client may have the answer before the handler returns: wait for the line
-					assert.Eventually(t, func() bool { return strings.Contains(logs.String(), "outside the contract") }, 5*time.Second, time.Millisecond, "the warning (log %s)", logs.String())
-				}
-				checkChainEvent(t, tc, func() []protocol.Event { evMu.Lock(); defer evMu.Unlock(); return slices.Clone(events) })
-			})
-		}
-	})
-
-	t.Run("middleware replay", func(t *testing.T) {
-		h, _ := NewHandler()
-		rec := &Recorder{}
-		c := Start(t, a.Middleware(h, rec.Answer))
-		body := ToolCall(ToolCustom, "mw_replay", `{}`)
-		first := c.Do(t, Signed(http.MethodPost, body))
-		second := c.Do(t, Signed(http.MethodPost, body))
-		Check(t, Want{Status: http.StatusOK, Result: Handled{Tool: ToolCustom, Input: []byte(`{}`), Visitor: "user_7"}}, first)
-		assert.Equal(t, first, second, "a repeated toolCallId gets the first answer byte for byte")
-		assert.Equal(t, 1, rec.Calls(), "a repeated toolCallId reaches the handler once")
-	})
-
-	// A registered tool the handler does not know, answered
-	// protocol.CodeUnknownTool through Respond: the answer is stored like
-	// any other, and the repeat gets the same bytes without reaching the
-	// handler. The lease is short, so an answer that was not stored would
-	// let the repeat through (Calls 2) instead of hanging.
-	t.Run("middleware unknown tool replay", func(t *testing.T) {
-		h, _ := NewHandler(func(cfg *protocol.Config) { cfg.ReplayLease = time.Millisecond })
-		rec := &Recorder{}
-		c := Start(t, a.Middleware(h, rec.Answer))
-		body := ToolCall(ToolCustomUnknown, "mw_unknown_replay", `{}`)
-		first := c.Do(t, Signed(http.MethodPost, body))
-		second := c.Do(t, Signed(http.MethodPost, body))
-		Check(t, Want{Status: http.StatusNotFound, Code: protocol.CodeUnknownTool, Message: ToolCustomUnknown}, first)
-		assert.Equal(t, first, second, "a repeated toolCallId gets the stored unknown_tool answer byte for byte")
-		assert.Equal(t, 1, rec.Calls(), "a repeated toolCallId reaches the handler once")
-		assert.NoError(t, rec.Err(), "what the handler behind the middleware saw")
-	})
-
-	// A handler that answers on its own, without Respond: the middleware
-	// settles the call, so its repeat gets execution_failed at once instead
-	// of waiting for the lease (20 s here) and reaching the handler again.
-	t.Run("middleware call left unanswered", func(t *testing.T) {
-		h, _ := NewHandler(func(cfg *protocol.Config) { cfg.ReplayLease = 20 * time.Second })
-		rec := &Recorder{}
-		c := Start(t, a.Middleware(h, rec.Answer))
-		body := ToolCall(ToolCustomSilent, "mw_silent", `{}`)
-		first := c.Do(t, Signed(http.MethodPost, body))
-		assert.Equal(t, http.StatusNoContent, first.Status, "the handler's own answer")
-		second := c.Do(t, Signed(http.MethodPost, body))
-		Check(t, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "did not answer"}, second)
-		assert.Equal(t, 1, rec.Calls(), "the repeat does not reach the handler")
-	})
-
-	// A handler that returns without writing anything: the middleware
-	// answers execution_failed, the first time as for the repeat.
-	t.Run("middleware call not answered at all", func(t *testing.T) {
-		h, _ := NewHandler(func(cfg *protocol.Config) { cfg.ReplayLease = 20 * time.Second })
-		rec := &Recorder{}
-		c := Start(t, a.Middleware(h, rec.Answer))
-		body := ToolCall(ToolCustomNothing, "mw_nothing", `{}`)
-		first := c.Do(t, Signed(http.MethodPost, body))
-		Check(t, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "did not answer"}, first)
-		second := c.Do(t, Signed(http.MethodPost, body))
-		assert.Equal(t, first, second, "the repeat gets the first answer byte for byte")
-		assert.Equal(t, 1, rec.Calls(), "the repeat does not reach the handler")
-	})
-
-	t.Run("respond without middleware", func(t *testing.T) {
-		rec := &Recorder{}
-		c := Start(t, a.Bare(rec.Answer))
-		got := c.Do(t, Signed(http.MethodPost, ToolCall(ToolCustom, "bare", `{}`)))
-		Check(t, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "middleware"}, got)
-		require.Equal(t, 1, rec.Calls(), "the bare handler ran")
-		assert.ErrorIs(t, rec.Err(), errNoCall, "CallFrom finds no call without the middleware")
-	})
-
-	// The handler panics behind the middleware, with the framework's
-	// recovery middleware outside: the core answers first, and keeps the
-	// answer, so the repeat gets the same bytes without running it again.
-	t.Run("middleware panic replay", func(t *testing.T) {
-		h, _ := NewHandler()
-		rec := &Recorder{}
-		c := Start(t, a.Middleware(h, rec.Answer))
-		body := ToolCall(ToolCustomPanic, "mw_panic_replay", `{}`)
-		first := c.Do(t, Signed(http.MethodPost, body))
-		second := c.Do(t, Signed(http.MethodPost, body))
-		Check(t, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "failed unexpectedly"}, first)
-		assert.Equal(t, first, second, "a repeated toolCallId gets the first answer byte for byte")
-		assert.Equal(t, 1, rec.Calls(), "a repeated toolCallId reaches the handler once")
-		// The app keeps serving after the panic.
-		Check(t, Want{Status: http.StatusOK, Result: Handled{Tool: ToolCustom, Input: []byte(`{}`), Visitor: "user_7"}},
-			c.Do(t, Signed(http.MethodPost, ToolCall(ToolCustom, "mw_after_panic", `{}`))))
-	})
-
-	t.Run("middleware extra methods", func(t *testing.T) {
-		h, _ := NewHandler()
-		rec := &Recorder{}
-		c := Start(t, a.Middleware(h, rec.Answer))
-		for _, m := range a.ExtraMethods {
-			for _, path := range []string{Path, Path + "/"} {
-				req := Signed(m, nil)
-				req.Path = path
-				Check(t, Want{Status: http.StatusMethodNotAllowed, Code: protocol.CodeMethodNotAllowed, Allow: AllowHeader}, c.Do(t, req))
-			}
-		}
-		assert.Zero(t, rec.Calls())
-	})
-
-	t.Run("method the framework answers", func(t *testing.T) {
-		if a.Foreign == "" {
-			t.Skip("every method reaches the Handler")
-		}
-		h, _ := NewHandler()
-		for name, s := range map[string]Starter{"endpoint": a.Endpoint(h), "middleware": a.Middleware(h, (&Recorder{}).Answer)} {
-			got := Start(t, s).Do(t, Signed(a.Foreign, nil))
-			assert.Equal(t, a.ForeignStatus, got.Status, "%s: %s is answered by the framework (body %s)", name, a.Foreign, got.Body)
-		}
-	})
-
-	// A middleware before the endpoint stores the request id in the
-	// framework's own store; the tool finds it on its ctx.
-	t.Run("framework values reach tools", func(t *testing.T) {
-		h, runs := NewHandler(func(cfg *protocol.Config) { cfg.DisableReplayProtection = true })
-		c := Start(t, a.Values(h))
-		req := Signed(http.MethodPost, ToolCall(ToolValue, "call_value", `{}`))
-		req.RequestID = "req-42"
-		Check(t, Want{Status: http.StatusOK, Result: ValueOut{Value: "req-42"}}, c.Do(t, req))
-		req.RequestID = ""
-		Check(t, Want{Status: http.StatusOK, Result: ValueOut{}}, c.Do(t, req))
-		req.Path = Path + "/"
-		req.RequestID = "req-slash"
-		Check(t, Want{Status: http.StatusOK, Result: ValueOut{Value: "req-slash"}}, c.Do(t, req))
-		require.Len(t, runs.Contexts(), 3)
-	})
-
-	// Tools keep their ctx past the request while concurrent requests make
-	// the framework reuse its contexts: reading the kept ctx must not read a
-	// reused store (the race detector watches), and finds either nothing
-	// or, where the store is the request's context, the request's own value.
-	t.Run("framework values after the request", func(t *testing.T) {
-		h, runs := NewHandler(func(cfg *protocol.Config) { cfg.DisableReplayProtection = true })
-		c := Start(t, a.Values(h))
-		const n = 16
-		var wg sync.WaitGroup
-		stop := make(chan struct{})
-		reading := make(chan struct{})
-		go func() { // reads every kept ctx while requests run
-			defer close(reading)
-			for {
-				for _, ctx := range runs.Contexts() {
-					_ = ctx.Value(ValueKey)
-				}
-				select {
-				case <-stop:
-					return
-				default:
-				}
-			}
-		}()
-		for i := range n {
-			wg.Go(func() {
-				req := Signed(http.MethodPost, ToolCall(ToolValue, fmt.Sprintf("call_after_%d", i), `{}`))
-				req.RequestID = fmt.Sprintf("req-%d", i)
-				Check(t, Want{Status: http.StatusOK, Result: ValueOut{Value: req.RequestID}}, c.Do(t, req))
-			})
-		}
-		wg.Wait()
-		close(stop)
-		<-reading
-		ctxs := runs.Contexts()
-		require.Len(t, ctxs, n)
-		for _, ctx := range ctxs {
-			v := ctx.Value(ValueKey)
-			if a.ValuesOutliveRequest {
-				assert.NotNil(t, v, "the request's context keeps its values")
+			c := Start(t, a.Chain(h, tc.Steps, func(i int) { mu.Lock(); ran = append(ran, i); mu.Unlock() }))
+			got := c.Do(t, Signed(http.MethodPost, ToolCall(ToolEcho, fmt.Sprintf("chain_%d", i), chainInput)))
+			if tc.Own {
+				assert.Equal(t, tc.Want.Status, got.Status, "status (body %s)", got.Body)
+				assert.Equal(t, tc.Body, string(got.Body), "exactly one answer goes out: the handler's own")
 			} else {
-				assert.Nil(t, v, "a reused framework store is not read after the request")
+				Check(t, tc.Want, got)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			assert.Equal(t, tc.Ran, ran, "the handlers that ran: none after the first that answered")
+			assert.Zero(t, runs.Echo.Load(), "no tool runs behind the middleware")
+			if tc.Own && !slices.Contains(tc.Steps, Hijack) { // the core cannot see the status written on a hijacked connection
+				assert.Contains(t, logs.String(), fmt.Sprintf(`"status":%d`, tc.Want.Status), "the warning names the status the handler answered (log %s)", logs.String())
+			}
+			if tc.Own { // after a hijack the client may have the answer before the handler returns: wait for the line
+				assert.Eventually(t, func() bool { return strings.Contains(logs.String(), "outside the contract") }, 5*time.Second, time.Millisecond, "the warning (log %s)", logs.String())
+			}
+			checkChainEvent(t, tc, func() []protocol.Event { evMu.Lock(); defer evMu.Unlock(); return slices.Clone(events) })
+		})
+	}
+}
+
+// middlewareReplay (step "middleware replay") checks that a repeated call
+// the handler answered gets the first answer byte for byte, without reaching
+// the handler again.
+func middlewareReplay(t *testing.T, a Adapter) {
+	h, _ := NewHandler()
+	rec := &Recorder{}
+	c := Start(t, a.Middleware(h, rec.Answer))
+	body := ToolCall(ToolCustom, "mw_replay", `{}`)
+	first := c.Do(t, Signed(http.MethodPost, body))
+	second := c.Do(t, Signed(http.MethodPost, body))
+	Check(t, Want{Status: http.StatusOK, Result: Handled{Tool: ToolCustom, Input: []byte(`{}`), Visitor: "user_7"}}, first)
+	assert.Equal(t, first, second, "a repeated toolCallId gets the first answer byte for byte")
+	assert.Equal(t, 1, rec.Calls(), "a repeated toolCallId reaches the handler once")
+}
+
+// middlewareUnknownToolReplay (step "middleware unknown tool replay"): a
+// registered tool the handler does not know, answered
+// protocol.CodeUnknownTool through Respond: the answer is stored like any
+// other, and the repeat gets the same bytes without reaching the handler.
+// The lease is short, so an answer that was not stored would let the repeat
+// through (Calls 2) instead of hanging.
+func middlewareUnknownToolReplay(t *testing.T, a Adapter) {
+	h, _ := NewHandler(func(cfg *protocol.Config) { cfg.ReplayLease = time.Millisecond })
+	rec := &Recorder{}
+	c := Start(t, a.Middleware(h, rec.Answer))
+	body := ToolCall(ToolCustomUnknown, "mw_unknown_replay", `{}`)
+	first := c.Do(t, Signed(http.MethodPost, body))
+	second := c.Do(t, Signed(http.MethodPost, body))
+	Check(t, Want{Status: http.StatusNotFound, Code: protocol.CodeUnknownTool, Message: ToolCustomUnknown}, first)
+	assert.Equal(t, first, second, "a repeated toolCallId gets the stored unknown_tool answer byte for byte")
+	assert.Equal(t, 1, rec.Calls(), "a repeated toolCallId reaches the handler once")
+	assert.NoError(t, rec.Err(), "what the handler behind the middleware saw")
+}
+
+// middlewareCallLeftUnanswered (step "middleware call left unanswered"): a
+// handler that answers on its own, without Respond: the middleware settles
+// the call, so its repeat gets execution_failed at once instead of waiting
+// for the lease (20 s here) and reaching the handler again.
+func middlewareCallLeftUnanswered(t *testing.T, a Adapter) {
+	h, _ := NewHandler(func(cfg *protocol.Config) { cfg.ReplayLease = 20 * time.Second })
+	rec := &Recorder{}
+	c := Start(t, a.Middleware(h, rec.Answer))
+	body := ToolCall(ToolCustomSilent, "mw_silent", `{}`)
+	first := c.Do(t, Signed(http.MethodPost, body))
+	assert.Equal(t, http.StatusNoContent, first.Status, "the handler's own answer")
+	second := c.Do(t, Signed(http.MethodPost, body))
+	Check(t, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "did not answer"}, second)
+	assert.Equal(t, 1, rec.Calls(), "the repeat does not reach the handler")
+}
+
+// middlewareCallNotAnsweredAtAll (step "middleware call not answered at
+// all"): a handler that returns without writing anything: the middleware
+// answers execution_failed, the first time as for the repeat.
+func middlewareCallNotAnsweredAtAll(t *testing.T, a Adapter) {
+	h, _ := NewHandler(func(cfg *protocol.Config) { cfg.ReplayLease = 20 * time.Second })
+	rec := &Recorder{}
+	c := Start(t, a.Middleware(h, rec.Answer))
+	body := ToolCall(ToolCustomNothing, "mw_nothing", `{}`)
+	first := c.Do(t, Signed(http.MethodPost, body))
+	Check(t, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "did not answer"}, first)
+	second := c.Do(t, Signed(http.MethodPost, body))
+	assert.Equal(t, first, second, "the repeat gets the first answer byte for byte")
+	assert.Equal(t, 1, rec.Calls(), "the repeat does not reach the handler")
+}
+
+// respondWithoutMiddleware (step "respond without middleware") checks that
+// Respond without the middleware answers execution_failed naming it, and
+// that CallFrom finds no call.
+func respondWithoutMiddleware(t *testing.T, a Adapter) {
+	rec := &Recorder{}
+	c := Start(t, a.Bare(rec.Answer))
+	got := c.Do(t, Signed(http.MethodPost, ToolCall(ToolCustom, "bare", `{}`)))
+	Check(t, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "middleware"}, got)
+	require.Equal(t, 1, rec.Calls(), "the bare handler ran")
+	assert.ErrorIs(t, rec.Err(), errNoCall, "CallFrom finds no call without the middleware")
+}
+
+// middlewarePanicReplay (step "middleware panic replay"): the handler panics
+// behind the middleware, with the framework's recovery middleware outside:
+// the core answers first, and keeps the answer, so the repeat gets the same
+// bytes without running it again.
+func middlewarePanicReplay(t *testing.T, a Adapter) {
+	h, _ := NewHandler()
+	rec := &Recorder{}
+	c := Start(t, a.Middleware(h, rec.Answer))
+	body := ToolCall(ToolCustomPanic, "mw_panic_replay", `{}`)
+	first := c.Do(t, Signed(http.MethodPost, body))
+	second := c.Do(t, Signed(http.MethodPost, body))
+	Check(t, Want{Status: http.StatusOK, Code: protocol.CodeExecutionFailed, Message: "failed unexpectedly"}, first)
+	assert.Equal(t, first, second, "a repeated toolCallId gets the first answer byte for byte")
+	assert.Equal(t, 1, rec.Calls(), "a repeated toolCallId reaches the handler once")
+	// The app keeps serving after the panic.
+	Check(t, Want{Status: http.StatusOK, Result: Handled{Tool: ToolCustom, Input: []byte(`{}`), Visitor: "user_7"}},
+		c.Do(t, Signed(http.MethodPost, ToolCall(ToolCustom, "mw_after_panic", `{}`))))
+}
+
+// middlewareExtraMethods (step "middleware extra methods") checks that the
+// methods only the framework routes (ExtraMethods) are refused 405 in
+// middleware mode too, without reaching the handler.
+func middlewareExtraMethods(t *testing.T, a Adapter) {
+	h, _ := NewHandler()
+	rec := &Recorder{}
+	c := Start(t, a.Middleware(h, rec.Answer))
+	refusesExtraMethods(t, a, c)
+	assert.Zero(t, rec.Calls())
+}
+
+// methodTheFrameworkAnswers (step "method the framework answers") checks
+// that the Foreign method is answered by the framework, in both modes.
+func methodTheFrameworkAnswers(t *testing.T, a Adapter) {
+	if a.Foreign == "" {
+		t.Skip("every method reaches the Handler")
+	}
+	h, _ := NewHandler()
+	for name, s := range map[string]Starter{"endpoint": a.Endpoint(h), "middleware": a.Middleware(h, (&Recorder{}).Answer)} {
+		got := Start(t, s).Do(t, Signed(a.Foreign, nil))
+		assert.Equal(t, a.ForeignStatus, got.Status, "%s: %s is answered by the framework (body %s)", name, a.Foreign, got.Body)
+	}
+}
+
+// frameworkValuesReachTools (step "framework values reach tools"): a
+// middleware before the endpoint stores the request id in the framework's
+// own store; the tool finds it on its ctx.
+func frameworkValuesReachTools(t *testing.T, a Adapter) {
+	h, runs := NewHandler(func(cfg *protocol.Config) { cfg.DisableReplayProtection = true })
+	c := Start(t, a.Values(h))
+	req := Signed(http.MethodPost, ToolCall(ToolValue, "call_value", `{}`))
+	req.RequestID = "req-42"
+	Check(t, Want{Status: http.StatusOK, Result: ValueOut{Value: "req-42"}}, c.Do(t, req))
+	req.RequestID = ""
+	Check(t, Want{Status: http.StatusOK, Result: ValueOut{}}, c.Do(t, req))
+	req.Path = Path + "/"
+	req.RequestID = "req-slash"
+	Check(t, Want{Status: http.StatusOK, Result: ValueOut{Value: "req-slash"}}, c.Do(t, req))
+	require.Len(t, runs.Contexts(), 3)
+}
+
+// frameworkValuesAfterTheRequest (step "framework values after the
+// request"): tools keep their ctx past the request while concurrent requests
+// make the framework reuse its contexts: reading the kept ctx must not read
+// a reused store (the race detector watches), and finds either nothing or,
+// where the store is the request's context, the request's own value.
+func frameworkValuesAfterTheRequest(t *testing.T, a Adapter) {
+	h, runs := NewHandler(func(cfg *protocol.Config) { cfg.DisableReplayProtection = true })
+	c := Start(t, a.Values(h))
+	const n = 16
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	reading := make(chan struct{})
+	go func() { // reads every kept ctx while requests run
+		defer close(reading)
+		for {
+			for _, ctx := range runs.Contexts() {
+				_ = ctx.Value(ValueKey)
+			}
+			select {
+			case <-stop:
+				return
+			default:
 			}
 		}
-	})
+	}()
+	for i := range n {
+		wg.Go(func() {
+			req := Signed(http.MethodPost, ToolCall(ToolValue, fmt.Sprintf("call_after_%d", i), `{}`))
+			req.RequestID = fmt.Sprintf("req-%d", i)
+			Check(t, Want{Status: http.StatusOK, Result: ValueOut{Value: req.RequestID}}, c.Do(t, req))
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-reading
+	ctxs := runs.Contexts()
+	require.Len(t, ctxs, n)
+	for _, ctx := range ctxs {
+		v := ctx.Value(ValueKey)
+		if a.ValuesOutliveRequest {
+			assert.NotNil(t, v, "the request's context keeps its values")
+		} else {
+			assert.Nil(t, v, "a reused framework store is not read after the request")
+		}
+	}
 }
 
 // checkChainEvent asserts that the observer got one event for a chain

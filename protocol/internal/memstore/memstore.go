@@ -384,6 +384,30 @@ func (s *Store) Save(key, fingerprint Digest, t Ticket, answer []byte, ttl time.
 	return evicted, nil
 }
 
+// Renew extends key's running claim of fingerprint so that it lasts lease
+// from now, and reports whether there was one: an answer, a claim of
+// another fingerprint, a claim whose lease has ended and no entry at all
+// are left as they are. now is the time of the call, as in Claim. The
+// claim moves to the back of its shard's claims, which then stay in the
+// order their leases end as long as the lease stays the same (see sweep).
+func (s *Store) Renew(key, fingerprint Digest, lease time.Duration, now time.Time) (bool, error) {
+	if lease <= 0 {
+		return false, fmt.Errorf("median: memory store: the lease must be positive, got %s", lease)
+	}
+	at := s.since(now)
+	sh := s.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := sh.live(key, at)
+	if e == nil || e.done || e.fingerprint != fingerprint {
+		return false, nil
+	}
+	e.expires = deadline(at, lease)
+	sh.running.unlink(e)
+	sh.running.pushBack(e)
+	return true, nil
+}
+
 // deadline returns now (since the store's base) plus d, or the last
 // instant an int64 holds when the sum does not fit: a lease or TTL of
 // math.MaxInt64 (no end) must not wrap round to the past, which would

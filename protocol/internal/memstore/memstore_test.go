@@ -121,6 +121,60 @@ func TestLeaseHandover(t *testing.T) {
 	require.Equal(t, 1, s.Len())
 }
 
+// TestRenew: a renewal moves a running claim's end to the lease from now,
+// and leaves an answer, another body's claim, an ended lease and a missing
+// key as they are.
+func TestRenew(t *testing.T) {
+	s, c := newClocked(0)
+	renew := func(k, fingerprint Digest, lease time.Duration) bool {
+		t.Helper()
+		ok, err := s.Renew(k, fingerprint, lease, c.Now())
+		require.NoError(t, err)
+		return ok
+	}
+	require.Equal(t, Acquired, claim(t, s, key(1), fp, time.Second))
+	c.Add(900 * time.Millisecond)
+	require.True(t, renew(key(1), fp, time.Second), "a running claim is renewed")
+	c.Add(time.Second - time.Nanosecond)
+	require.Equal(t, Running, claim(t, s, key(1), fp, time.Minute), "just before the renewed lease ends, a second after the renewal")
+	c.Add(time.Nanosecond)
+	require.Equal(t, Acquired, claim(t, s, key(1), fp, time.Minute), "when the renewed lease ends")
+
+	require.False(t, renew(key(1), other, time.Hour), "another body's renewal")
+	c.Add(time.Minute)
+	require.Equal(t, Acquired, claim(t, s, key(1), fp, time.Minute), "another body's renewal did not extend the claim")
+
+	require.Zero(t, save(t, s, key(1), []byte("a"), time.Second))
+	require.False(t, renew(key(1), fp, time.Hour), "an answer is not renewed")
+	c.Add(time.Second)
+	require.Equal(t, Acquired, claim(t, s, key(1), fp, time.Minute), "the answer's TTL was not extended")
+
+	c.Add(time.Minute)
+	require.False(t, renew(key(1), fp, time.Hour), "a claim whose lease ended is not renewed")
+	require.False(t, renew(key(2), fp, time.Hour), "a key never claimed")
+	require.Equal(t, Acquired, claim(t, s, key(2), fp, time.Minute), "a renewal of nothing leaves nothing")
+
+	_, err := s.Renew(key(2), fp, 0, c.Now())
+	require.ErrorContains(t, err, "lease must be positive")
+}
+
+// TestRenewedClaimMovesToTheBack: a renewed claim goes to the back of its
+// shard's claims, so the sweep, which stops at the first claim whose lease
+// has not ended, still drops the claims that ended behind it, and the
+// budget drops the renewed claim last.
+func TestRenewedClaimMovesToTheBack(t *testing.T) {
+	s, c := newClocked(1 << 20) // one shard
+	claim(t, s, key(1), fp, time.Minute)
+	claim(t, s, key(2), fp, time.Minute)
+	c.Add(30 * time.Second)
+	_, err := s.Renew(key(1), fp, time.Minute, c.Now())
+	require.NoError(t, err)
+	c.Add(30 * time.Second) // key 2's lease ends; key 1's renewed one has 30 s left
+	claim(t, s, key(3), fp, time.Minute)
+	require.Equal(t, 2, s.Len(), "key 2's ended claim is swept though key 1 was claimed before it")
+	require.Equal(t, Running, claim(t, s, key(1), fp, time.Minute))
+}
+
 func TestSaveRules(t *testing.T) {
 	s, c := newClocked(0)
 	// The first answer wins.

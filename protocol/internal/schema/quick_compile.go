@@ -162,144 +162,199 @@ func fastSchema(doc any, depth int) *fastNode {
 func (n *fastNode) keyword(k string, v any, doc map[string]any, depth int) bool {
 	switch k {
 	case "type":
-		switch v := v.(type) {
-		case string:
-			n.types = typeNames[v]
-			return n.types != 0
-		case []any:
-			for _, t := range v {
-				s, _ := t.(string)
-				if typeNames[s] == 0 {
-					return false
-				}
-				n.types |= typeNames[s]
-			}
-			return len(v) > 0
-		}
-		return false
+		return n.typeKeyword(v)
 	case "enum":
-		list, ok := v.([]any)
-		if !ok || n.hasEnum { // with const too: leave the intersection to the full validator
-			return false
-		}
-		n.hasEnum = true
-		for _, e := range list {
-			s, ok := e.(string)
-			if !ok {
-				return false
-			}
-			n.enum = append(n.enum, s)
-		}
-		return true
+		return n.enumKeyword(v)
 	case "const":
-		s, ok := v.(string)
-		if !ok || n.hasEnum {
-			return false
-		}
-		n.hasEnum, n.enum = true, []string{s}
-		return true
+		return n.constKeyword(v)
 	case "properties":
-		props, ok := v.(map[string]any)
-		if !ok {
-			return false
-		}
-		n.props = make(map[string]*fastNode, len(props))
-		for name, p := range props {
-			n.props[name] = fastSchema(p, depth+1)
-		}
-		return true
+		return n.propertiesKeyword(v, depth)
 	case "required":
-		list, ok := v.([]any)
-		if !ok || len(list) > 64 {
-			return false
-		}
-		n.required = make(map[string]int, len(list))
-		for _, r := range list {
-			s, ok := r.(string)
-			if !ok {
-				return false
-			}
-			if _, dup := n.required[s]; !dup {
-				n.required[s] = len(n.required)
-			}
-		}
-		return true
+		return n.requiredKeyword(v)
 	case "additionalProperties":
-		if b, ok := v.(bool); ok {
-			n.noExtra = !b
-			return true
-		}
-		n.extra = fastSchema(v, depth+1)
-		return true
+		return n.additionalPropertiesKeyword(v, depth)
 	case "items":
 		n.items = fastSchema(v, depth+1)
 		return true
 	case "uniqueItems":
 		return v == false
-	case "minItems", "maxItems", "minLength", "maxLength":
-		num, ok := v.(json.Number)
-		if !ok {
-			return false
-		}
-		i, err := strconv.Atoi(string(num))
-		if err != nil || i < 0 {
-			return false
-		}
-		switch k {
-		case "minItems":
-			n.minItems = i
-		case "maxItems":
-			n.maxItems = i
-		case "minLength":
-			n.minLen = i
-		case "maxLength":
-			n.maxLen = i
-		}
-		return true
+	case "minItems":
+		return setCount(&n.minItems, v)
+	case "maxItems":
+		return setCount(&n.maxItems, v)
+	case "minLength":
+		return setCount(&n.minLen, v)
+	case "maxLength":
+		return setCount(&n.maxLen, v)
 	case "pattern":
-		s, ok := v.(string)
-		if !ok {
-			return false
-		}
-		re, err := regexp.Compile(s)
-		if err != nil {
-			return false
-		}
-		n.pattern = re
-		return true
+		return n.patternKeyword(v)
 	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
-		num, ok := v.(json.Number)
-		if !ok {
-			return false
-		}
-		f, err := strconv.ParseFloat(string(num), 64)
-		exact, ok := new(big.Rat).SetString(string(num))
-		if err != nil || !ok || math.IsInf(f, 0) {
-			return false
-		}
-		n.bounds = append(n.bounds, numBound{f: f, exact: exact, small: exact.IsInt() && math.Abs(f) < 1<<53,
-			below:     k == "minimum" || k == "exclusiveMinimum",
-			exclusive: k == "exclusiveMinimum" || k == "exclusiveMaximum"})
-		return true
+		return n.boundKeyword(k, v)
 	case "oneOf":
-		// `jsonschema:"nullable"` gives {"oneOf":[X,{"type":"null"}]} with X
-		// typed and not null: the same as X with null allowed. Nothing else.
-		list, ok := v.([]any)
-		if !ok || len(list) != 2 || assertions(doc) != 1 {
-			return false
-		}
-		if null, ok := list[1].(map[string]any); !ok || len(null) != 1 || null["type"] != "null" {
-			return false
-		}
-		x := fastSchema(list[0], depth+1)
-		if x.opaque || x.types == 0 || x.types&tNull != 0 {
-			return false
-		}
-		*n = *x
-		n.types |= tNull
-		return true
+		return n.nullableKeyword(v, doc, depth)
 	}
 	return false
+}
+
+// typeKeyword compiles "type": one type name or a non-empty list of them.
+func (n *fastNode) typeKeyword(v any) bool {
+	switch v := v.(type) {
+	case string:
+		n.types = typeNames[v]
+		return n.types != 0
+	case []any:
+		for _, t := range v {
+			s, _ := t.(string)
+			if typeNames[s] == 0 {
+				return false
+			}
+			n.types |= typeNames[s]
+		}
+		return len(v) > 0
+	}
+	return false
+}
+
+// enumKeyword compiles an "enum" of strings. With "const" too it leaves
+// the intersection to the full validator.
+func (n *fastNode) enumKeyword(v any) bool {
+	list, ok := v.([]any)
+	if !ok || n.hasEnum {
+		return false
+	}
+	n.hasEnum = true
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return false
+		}
+		n.enum = append(n.enum, s)
+	}
+	return true
+}
+
+// constKeyword compiles a "const" string, as an enum of one. With "enum"
+// too it leaves the intersection to the full validator.
+func (n *fastNode) constKeyword(v any) bool {
+	s, ok := v.(string)
+	if !ok || n.hasEnum {
+		return false
+	}
+	n.hasEnum, n.enum = true, []string{s}
+	return true
+}
+
+// propertiesKeyword compiles "properties", each property's schema one
+// level deeper.
+func (n *fastNode) propertiesKeyword(v any, depth int) bool {
+	props, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	n.props = make(map[string]*fastNode, len(props))
+	for name, p := range props {
+		n.props[name] = fastSchema(p, depth+1)
+	}
+	return true
+}
+
+// requiredKeyword compiles "required": at most 64 names, each given its
+// bit in the order first named.
+func (n *fastNode) requiredKeyword(v any) bool {
+	list, ok := v.([]any)
+	if !ok || len(list) > 64 {
+		return false
+	}
+	n.required = make(map[string]int, len(list))
+	for _, r := range list {
+		s, ok := r.(string)
+		if !ok {
+			return false
+		}
+		if _, dup := n.required[s]; !dup {
+			n.required[s] = len(n.required)
+		}
+	}
+	return true
+}
+
+// additionalPropertiesKeyword compiles "additionalProperties": false, true
+// or a schema one level deeper.
+func (n *fastNode) additionalPropertiesKeyword(v any, depth int) bool {
+	if b, ok := v.(bool); ok {
+		n.noExtra = !b
+		return true
+	}
+	n.extra = fastSchema(v, depth+1)
+	return true
+}
+
+// setCount sets *dst to v, a count keyword's value (minItems, maxItems,
+// minLength, maxLength): a non-negative whole number that fits an int.
+func setCount(dst *int, v any) bool {
+	num, ok := v.(json.Number)
+	if !ok {
+		return false
+	}
+	i, err := strconv.Atoi(string(num))
+	if err != nil || i < 0 {
+		return false
+	}
+	*dst = i
+	return true
+}
+
+// patternKeyword compiles a "pattern" that Go's regexp compiles.
+func (n *fastNode) patternKeyword(v any) bool {
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	re, err := regexp.Compile(s)
+	if err != nil {
+		return false
+	}
+	n.pattern = re
+	return true
+}
+
+// boundKeyword compiles k, one of minimum, maximum, exclusiveMinimum and
+// exclusiveMaximum, whose value is a finite number.
+func (n *fastNode) boundKeyword(k string, v any) bool {
+	num, ok := v.(json.Number)
+	if !ok {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(num), 64)
+	exact, ok := new(big.Rat).SetString(string(num))
+	if err != nil || !ok || math.IsInf(f, 0) {
+		return false
+	}
+	n.bounds = append(n.bounds, numBound{f: f, exact: exact, small: exact.IsInt() && math.Abs(f) < 1<<53,
+		below:     k == "minimum" || k == "exclusiveMinimum",
+		exclusive: k == "exclusiveMinimum" || k == "exclusiveMaximum"})
+	return true
+}
+
+// nullableKeyword compiles the one "oneOf" the quick check covers:
+// `jsonschema:"nullable"` gives {"oneOf":[X,{"type":"null"}]} with X typed
+// and not null, the only assertion of doc: the same as X with null
+// allowed.
+func (n *fastNode) nullableKeyword(v any, doc map[string]any, depth int) bool {
+	list, ok := v.([]any)
+	if !ok || len(list) != 2 || assertions(doc) != 1 {
+		return false
+	}
+	if null, ok := list[1].(map[string]any); !ok || len(null) != 1 || null["type"] != "null" {
+		return false
+	}
+	x := fastSchema(list[0], depth+1)
+	if x.opaque || x.types == 0 || x.types&tNull != 0 {
+		return false
+	}
+	*n = *x
+	n.types |= tNull
+	return true
 }
 
 // assertions counts the keywords of doc that are not annotations.
