@@ -15,11 +15,16 @@ type finding struct {
 func pass(x *roundTrip) finding { return finding{status: statusPass, x: x} }
 func skip(msg string) finding   { return finding{status: statusSkip, message: msg} }
 
-// fail reports a failed case about the round trip x.
+// fail reports a failed case about the round trip x. When the answer is
+// plainly a framework's or a proxy's, not the endpoint's, the message ends
+// with what usually causes it and the recipe to read (hints.go).
 func fail(x *roundTrip, expected, format string, a ...any) finding {
 	o := finding{status: statusFail, expected: expected, message: fmt.Sprintf(format, a...), x: x}
 	if x != nil {
 		o.actual = x.actual()
+		if h := hint(x); h != "" {
+			o.message += ". Likely cause: " + h
+		}
 	}
 	return o
 }

@@ -77,10 +77,9 @@
 // turn it on only when every route of the app bounds what it reads. Both
 // are the app's settings, which an adapter cannot choose for it.
 //
-// fasthttp reuses its buffers after a handler returns. The core reads the
-// body into its own buffer (after the header checks, never past its
-// limit), so a [protocol.Call] and everything in it stay valid after the
-// request. The answer is not copied: fasthttp's response shares the core's
+// fasthttp reuses its buffers after a handler returns. The core copies the
+// body once its signature matches (see protocol.Request), so a
+// [protocol.Call] and everything in it stay valid after the request. The answer is not copied: fasthttp's response shares the core's
 // bytes, which the in-process replay store also keeps for repeats of the
 // call, so no middleware may write into c.Response().Body() in place
 // (replacing the body, as c.Send or c.SendString do, is fine).

@@ -16,15 +16,27 @@ import (
 // as fasthttp) passes to [Handler.Serve] and [Handler.Verify]: the method,
 // the median-signature and Median-Check headers and the body. The body is
 // read only after the header checks pass, and never past the size limit.
+//
+// Who owns what: the core keeps nothing the Request points to once Serve
+// or Verify returns, but for Method. Signature and BodyBytes may alias
+// buffers the framework reuses for its next request (fasthttp's, Hertz's):
+// the core copies the body, once, when its signature matches, and what it
+// keeps past the call (the [Call], its Body and RawInput, [Event].Input,
+// the answer kept for replays) is that copy or its own. Body, a reader, is
+// read only before Serve or Verify returns, into the core's own buffer.
+// Method must be a string of the adapter's own ([Config.Observer] may keep
+// it). So an adapter passes the body its framework holds, without a copy
+// of its own.
 type Request struct {
-	Method    string // the HTTP method, e.g. "POST"
+	Method    string // the HTTP method, e.g. "POST"; not aliasing a reused buffer
 	Signature string // the median-signature header, "" when absent
 	// Check is the Median-Check header, "" when absent: a check's mark or
 	// token, which counts the request apart from Median's in the
 	// diagnostics report (PROTOCOL.md §10).
 	Check string
 	// Body is read at most to the limit. When nil, BodyBytes is used: an
-	// adapter that already holds the bytes passes them there.
+	// adapter that already holds the bytes passes them there (a body over
+	// the limit is refused without a copy).
 	Body      io.Reader
 	BodyBytes []byte
 	// ContentLength is the declared length, or -1 (or 0) when unknown. A

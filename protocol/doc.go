@@ -9,8 +9,8 @@
 //
 // Build one [Handler] with [New] and mount it: as an [http.Handler] on a
 // net/http ServeMux or chi router, or through the ginmedian, echomedian,
-// chimedian and fibermedian adapters, which only move bytes between their
-// framework and [Handler.Serve].
+// chimedian, fibermedian and hertzmedian adapters, which only move bytes
+// between their framework and [Handler.Serve].
 //
 // Every answer is JSON. Errors carry one of the [Code] values and a message
 // written for whoever has to fix the problem; no key, derived secret or
@@ -33,9 +33,9 @@
 // A handler answers through [Respond] (or its adapter's Respond), by writing
 // a status or a body of its own (a flush, which sends the status, and a
 // hijacked connection count as such; on net/http and chi a 1xx such as
-// 103 Early Hints does not), or by its framework's abort (gin's
-// c.Abort, an error returned by an echo or fiber handler, a fiber handler
-// that returns without calling c.Next). Nothing after it runs, no tool
+// 103 Early Hints does not), or by its framework's abort (gin's and
+// Hertz's c.Abort, an error returned by an echo or fiber handler, a fiber
+// handler that returns without calling c.Next). Nothing after it runs, no tool
 // runs, and exactly one answer goes out. A handler that does none of these
 // passes the call on (in fiber, with c.Next, as fiber handlers always do);
 // a call no handler answers is answered execution_failed.
@@ -96,7 +96,12 @@
 //     their own (0 for none) and what recover() returned, and write what it
 //     returns.
 //
-// Values a tool or handler must keep after the request (the method, the
-// body) must not alias buffers the framework reuses; the core copies the
-// body it reads.
+// Who owns the Request's bytes once Serve or Verify returns is said once,
+// on [Request]: the core copies the body; the adapter passes what its
+// framework holds. How framework values reach a tool: the ctx the adapter
+// passes Serve and Verify is the tool's ctx (the handlers' behind the
+// middleware), so an adapter passes the request's context with a Value
+// that falls back to the framework's per-request store (gin's, echo's and
+// Hertz's c.Set, fiber's c.Locals) while the request is served, and
+// detaches that fallback before the framework reuses the store.
 package protocol

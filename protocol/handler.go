@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,7 +19,8 @@ import (
 // Handler answers the Median tool endpoint. Build it with [New]; it is safe
 // for concurrent use. Mount it as an [http.Handler] (ServeMux, chi, any
 // router that takes one), wrap your own handler with [Handler.Middleware],
-// or go through an adapter (ginmedian, echomedian, chimedian, fibermedian).
+// or go through an adapter (ginmedian, echomedian, chimedian, fibermedian,
+// hertzmedian).
 type Handler struct {
 	// cfg is the Config given to New with every default filled in (see
 	// withDefaults). Its Keys are dropped once parsed; Store is nil when
@@ -231,6 +233,12 @@ func (h *Handler) front(ctx context.Context, st *callState, req Request) (Respon
 			h.stats.manifestServed(now)
 		}
 		return Response{Status: http.StatusOK, Body: h.manifest}, false
+	}
+	if req.Body == nil {
+		// The call keeps its body past Serve (Call.Body, RawInput,
+		// Event.Input) and the adapter may reuse BodyBytes once Serve
+		// returns: the signed bytes are copied, once, here.
+		body = bytes.Clone(body)
 	}
 	// 6. the body's shape
 	op, call, err := decodeBody(body)

@@ -86,9 +86,10 @@
 // turn it on only when every route of the app bounds what it reads. Both
 // are the app's settings, which an adapter cannot choose for it.
 //
-// fasthttp reuses its buffers after a handler returns. The core reads the
-// raw body (c.Request().Body(), never decoded) into its own buffer, so a
-// [protocol.Call] and everything in it stay valid after the request. The
+// fasthttp reuses its buffers after a handler returns. The core copies the
+// raw body (c.Request().Body(), never decoded) once its signature matches
+// (see protocol.Request), so a [protocol.Call] and everything in it stay
+// valid after the request. The
 // answer is not copied: fasthttp's response shares the core's bytes, which
 // the in-process replay store also keeps for repeats of the call, so no
 // middleware may write into c.Response().Body() in place (replacing the

@@ -1,8 +1,10 @@
 // Package fallbackctx is the context a framework adapter gives the core
-// for one request: the request's own context (its cancellation, deadline
-// and values), whose Value falls back to the framework's per-request store
-// (gin's and echo's c.Set, fiber's c.Locals), so that a tool sees what
-// earlier middleware put there.
+// for one request, as protocol's "Writing an adapter" asks: the request's
+// own context (its cancellation, deadline and values), whose Value falls
+// back to the framework's per-request store (gin's, echo's and Hertz's
+// c.Set, fiber's c.Locals), so that a tool sees what earlier middleware
+// put there. chi, on net/http, needs none: its store is the request's
+// context.
 //
 // Frameworks reuse their per-request objects once the handler returns, and
 // a goroutine may keep the context longer (a tool that outlived its
@@ -10,7 +12,8 @@
 // fallback answers nothing from then on.
 //
 // It is one of the adapters' run-time helpers (internal/adapt), imported by
-// ginmedian, echomedian (v4 and v5) and fibermedian (v2 and v3); a helper
+// ginmedian, echomedian (v4 and v5), fibermedian (v2 and v3) and
+// hertzmedian; a helper
 // here imports of this module only protocol and other helpers
 // (internal/testonly/surface checks), and Go's internal rule keeps it from
 // code outside the module.

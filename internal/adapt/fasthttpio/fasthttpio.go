@@ -2,12 +2,12 @@
 // the core's answer back, for the adapters of frameworks built on fasthttp
 // rather than net/http: fiber v2 and v3.
 //
-// fasthttp reuses a request's buffers once its handler returns, so nothing
-// handed to the core may alias them: the body is copied once for the core
-// (a body over the core's default limit, or a streamed one, goes as a
-// reader, which the core reads into its own buffer only after the header
-// checks and never past its limit), and the method and signature are
-// copied. The answer is not copied: fasthttp's response shares the core's
+// fasthttp reuses a request's buffers once its handler returns. The body
+// and the signature are handed to the core as fasthttp holds them: the
+// core copies what it keeps (see protocol.Request); a streamed body goes as
+// a reader, which the core reads into its own buffer only after the header
+// checks and never past its limit. The method is the adapter's own string.
+// The answer is not copied: fasthttp's response shares the core's
 // bytes (SetBodyRaw), which the in-process replay store also keeps for
 // repeats, so nothing may write into the response's body in place.
 //
@@ -37,13 +37,12 @@ const SignatureHeader = httpwire.SignatureHeader
 // Request builds the core's view of req, whose method is method and whose
 // median-signature header is signature (pass the framework's own c.Get,
 // which reads the header without a copy). The raw body is passed as
-// fasthttp holds it (never decoded: the signature covers the bytes as
-// sent), copied once so that the call's bytes outlive the request (fasthttp
-// reuses its buffer); the Median-Check header, when present, is copied too: the copy is the body the core reads, with no reader
-// in between. A body over copyLimit is handed over as a reader instead, so
-// the core refuses a body over its own limit without a copy. A streamed
-// body (the framework's StreamRequestBody) is left unread for the core to
-// read up to its limit; stream is nil unless the body is streamed.
+// fasthttp holds it, never decoded (the signature covers the bytes as
+// sent) and not copied: the core copies it once the signature matches,
+// and refuses a body over its limit without a copy (protocol.Request says
+// who owns what). A streamed body (the framework's StreamRequestBody) is
+// left unread for the core to read up to its limit; stream is nil unless
+// the body is streamed.
 func Request(req *fasthttp.Request, method, signature string) (r protocol.Request, stream *Stream) {
 	r = protocol.Request{
 		Method:        Method(method),
@@ -61,13 +60,8 @@ func Request(req *fasthttp.Request, method, signature string) (r protocol.Reques
 		}
 		return r, stream
 	}
-	body := req.Body()
-	r.ContentLength = int64(len(body))
-	if len(body) > copyLimit {
-		r.Body = bytes.NewReader(body)
-		return r, nil
-	}
-	r.BodyBytes = bytes.Clone(body)
+	r.BodyBytes = req.Body()
+	r.ContentLength = int64(len(r.BodyBytes))
 	return r, nil
 }
 

@@ -27,7 +27,7 @@ const HealthPath = "/health"
 // All lists the framework adapters, in the order the parity test compares
 // them with NetHTTP.
 func All() []adaptertest.Adapter {
-	return []adaptertest.Adapter{Gin, Echo, Chi, Fiber, EchoV5, FiberV3}
+	return []adaptertest.Adapter{Gin, Echo, Chi, Fiber, EchoV5, FiberV3, Hertz}
 }
 
 // NetHTTP is the reference: protocol.Handler on a net/http ServeMux with

@@ -2,11 +2,15 @@ package adapters_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	hertzapp "github.com/cloudwego/hertz/pkg/app"
+	hertzserver "github.com/cloudwego/hertz/pkg/app/server"
+	hertzroute "github.com/cloudwego/hertz/pkg/route"
 	"github.com/gin-gonic/gin"
 	"github.com/go-chi/chi/v5"
 	"github.com/gofiber/fiber/v2"
@@ -17,6 +21,7 @@ import (
 	"github.com/median-go/median/echomedian"
 	"github.com/median-go/median/fibermedian"
 	"github.com/median-go/median/ginmedian"
+	"github.com/median-go/median/hertzmedian"
 	"github.com/median-go/median/internal/testonly/adaptertest"
 	"github.com/median-go/median/protocol"
 )
@@ -54,6 +59,7 @@ func BenchmarkAdapters(b *testing.B) {
 				b.Run(fw.name, func(b *testing.B) { benchNetHTTP(b, fw.handler, s.req, s.status) })
 			}
 			b.Run("fiber", func(b *testing.B) { benchFiberHandler(b, endpointFiberV2(h), s.req, s.status) })
+			b.Run("hertz", func(b *testing.B) { benchLoop(b, hertzSender(b, endpointHertz(h), s.req, s.status)) })
 		})
 	}
 }
@@ -111,6 +117,41 @@ func BenchmarkMiddleware(b *testing.B) {
 		b.Run(fw.name, func(b *testing.B) { benchNetHTTP(b, fw.handler, req, http.StatusOK) })
 	}
 	b.Run("fiber", func(b *testing.B) { benchFiberHandler(b, app.Handler(), req, http.StatusOK) })
+	hz := hertzserver.New(hertzserver.WithDisablePrintRoute(true))
+	hertzmedian.Mount(hz, adaptertest.Path, h, func(ctx context.Context, c *hertzapp.RequestContext) {
+		call, _ := hertzmedian.CallFrom(ctx)
+		out, err := answer(call)
+		hertzmedian.Respond(ctx, c, out, err)
+	})
+	b.Run("hertz", func(b *testing.B) { benchLoop(b, hertzSender(b, hz.Engine, req, http.StatusOK)) })
+}
+
+// endpointHertz is the endpoint mounted with hertzmedian on a Hertz engine.
+func endpointHertz(h *protocol.Handler) *hertzroute.Engine {
+	hz := hertzserver.New(hertzserver.WithDisablePrintRoute(true))
+	hertzmedian.Mount(hz, adaptertest.Path, h)
+	return hz.Engine
+}
+
+// hertzSender returns a function that sends r through a Hertz engine's
+// handlers (its ServeHTTP, as Hertz's server and its ut helper call it),
+// reusing one RequestContext, and fails b unless the answer has status.
+func hertzSender(b *testing.B, engine *hertzroute.Engine, r adaptertest.Request, status int) func() {
+	c := engine.NewContext()
+	return func() {
+		c.ResetWithoutConn()
+		c.Request.Header.SetMethod(r.Method)
+		c.Request.SetRequestURI(adaptertest.Path)
+		c.Request.Header.SetHost("example.test")
+		if r.Signature != nil {
+			c.Request.Header.Set(adaptertest.SignatureHeader, *r.Signature)
+		}
+		c.Request.SetBody(r.Body)
+		engine.ServeHTTP(context.Background(), c)
+		if got := c.Response.StatusCode(); got != status {
+			b.Fatalf("status %d, want %d", got, status)
+		}
+	}
 }
 
 // benchNetHTTP sends r to handler b.N times (see netHTTPSender).

@@ -1,10 +1,15 @@
 package adapters_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
+	"github.com/cloudwego/hertz/pkg/app"
+	"github.com/cloudwego/hertz/pkg/app/server"
+
 	"github.com/median-go/median/conformance"
+	"github.com/median-go/median/hertzmedian"
 	"github.com/median-go/median/internal/testonly/adapters"
 	"github.com/median-go/median/internal/testonly/adaptertest"
 	"github.com/median-go/median/internal/testonly/fixture"
@@ -17,7 +22,9 @@ const testKey = "mk_test_0123456789abcdef0123456789abcdef"
 // contract's cases, against the core on a net/http ServeMux (mounted with
 // (*protocol.Handler).Mount) and against every adapter, each mounted at
 // adaptertest.Path on a group or sub-router beside another route and served
-// on a loopback port by its own server (fasthttp for fiber).
+// on a loopback port by its own server (fasthttp for fiber, Hertz's own for
+// Hertz); and against Hertz in process too, through hertzmedian.Do (Hertz's
+// test helper, ut.PerformRequest).
 func TestConformance(t *testing.T) {
 	for _, a := range append([]adaptertest.Adapter{adapters.NetHTTP}, adapters.All()...) {
 		t.Run(a.Name, func(t *testing.T) {
@@ -29,4 +36,19 @@ func TestConformance(t *testing.T) {
 			conformance.Run(t, target)
 		})
 	}
+}
+
+// TestConformanceHertzInProcess runs the whole suite against a Hertz
+// engine through hertzmedian.Do, with no listener: Hertz's own test
+// helper, where a request has no connection.
+func TestConformanceHertzInProcess(t *testing.T) {
+	build := func(key string) func(*http.Request) (*http.Response, error) {
+		hz := server.New(server.WithDisablePrintRoute(true))
+		hz.GET(adapters.HealthPath, func(_ context.Context, c *app.RequestContext) { c.String(http.StatusOK, "ok") })
+		hertzmedian.Mount(hz.Group("/api"), "/median", fixture.Handler(t, key))
+		return hertzmedian.Do(hz.Engine)
+	}
+	target := conformance.Target{Do: build(testKey), URL: "http://example.test" + adaptertest.Path, Key: testKey, Replay: true, Tools: fixture.Samples()}
+	target.BuildWithKey = func(key string) (func(*http.Request) (*http.Response, error), error) { return build(key), nil }
+	conformance.Run(t, target)
 }

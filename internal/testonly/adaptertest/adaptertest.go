@@ -1,6 +1,6 @@
 // Package adaptertest is the test kit of the framework adapters
 // (ginmedian, echomedian, echomedian/v5, chimedian, fibermedian,
-// fibermedian/v3). It imports no framework, so an adapter's own tests can
+// fibermedian/v3, hertzmedian). It imports no framework, so an adapter's own tests can
 // use it and still load only their own framework:
 //
 //   - the fixture: a protocol.Handler with known tools on a fixed clock
@@ -98,8 +98,8 @@ type Adapter struct {
 	Bare func(answer Answer) Starter
 	// Values serves h with the adapter's Mount at Path, behind a middleware
 	// that stores the request's X-Request-Id header under ValueKey in the
-	// framework's own store (gin's c.Set, echo's c.Set, fiber's c.Locals,
-	// the request's context for net/http and chi).
+	// framework's own store (gin's, echo's and Hertz's c.Set, fiber's
+	// c.Locals, the request's context for net/http and chi).
 	Values func(h *protocol.Handler) Starter
 	// ValuesOutliveRequest is true when the framework's store is the
 	// request's context itself (net/http, chi): a tool's ctx then still holds
@@ -252,4 +252,12 @@ var errNoCall = errors.New("the handler found no call")
 var FasthttpGoroutines = []goleak.Option{
 	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
 	goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
+}
+
+// HertzGoroutines are the goroutines Hertz leaves behind by design, for
+// goleak: its default transport's pollers (netpoll) and the server-date
+// ticker live for the process. Neither belongs to an adapter.
+var HertzGoroutines = []goleak.Option{
+	goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"),
+	goleak.IgnoreAnyFunction("github.com/cloudwego/hertz/pkg/protocol.UpdateServerDate.func1"),
 }

@@ -3,9 +3,10 @@
 // A team that uses one adapter downloads that framework and nothing else:
 // for each adapter, what `go mod tidy` has to load for an app that imports
 // the adapter with protocol and conformance (the packages and their tests)
-// holds no other framework, no fasthttp (but for fiber), no Redis client,
-// no OpenTelemetry and no AWS module (the AWS SDK is imported only by
-// protocol/dynamostore, lambdamedian and the examples).
+// holds no other framework, no fasthttp (but for fiber), no netpoll (but
+// for Hertz), no Redis client, no OpenTelemetry and no AWS module (the AWS
+// SDK is imported only by protocol/dynamostore, lambdamedian and the
+// examples).
 //
 // A production binary built with one adapter links no test code:
 // conformance, the harnesses under internal/testonly, testify, goleak, and

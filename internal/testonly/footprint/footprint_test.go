@@ -19,6 +19,7 @@ var heavy = map[string][]string{
 	"chimedian":      {"github.com/go-chi/chi"},
 	"fibermedian":    {"github.com/gofiber/fiber/v2", "github.com/valyala/fasthttp"},
 	"fibermedian/v3": {"github.com/gofiber/fiber/v3", "github.com/valyala/fasthttp"},
+	"hertzmedian":    {"github.com/cloudwego/hertz", "github.com/cloudwego/netpoll"},
 	"redis":          {"github.com/redis/go-redis"},
 	"pgx":            {"github.com/jackc/pgx", "github.com/jackc/puddle"},
 	"otel":           {"go.opentelemetry.io/otel"},
@@ -141,6 +142,12 @@ func TestForbiddenFindsOtherFrameworks(t *testing.T) {
 	}
 	if msg := forbidden("chimedian", []string{"github.com/go-chi/chi/v5", "github.com/redis/go-redis/v9"}); !strings.Contains(msg, "go-redis") {
 		t.Fatalf("the Redis client is never allowed: %q", msg)
+	}
+	if msg := forbidden("ginmedian", []string{"github.com/cloudwego/netpoll", "github.com/cloudwego/hertz/pkg/app"}); !strings.Contains(msg, "netpoll") || !strings.Contains(msg, "hertz/pkg/app") {
+		t.Fatalf("a gin user must not load Hertz: %q", msg)
+	}
+	if msg := forbidden("hertzmedian", []string{"github.com/cloudwego/hertz/pkg/route", "github.com/valyala/fasthttp"}); !strings.Contains(msg, "fasthttp") || strings.Contains(msg, "hertz/pkg/route") {
+		t.Fatalf("forbidden(hertzmedian) = %q", msg)
 	}
 	if msg := forbidden("ginmedian", []string{"github.com/chromedp/cdproto/cdp"}); !strings.Contains(msg, "chromedp") {
 		t.Fatalf("the browser driver is never allowed: %q", msg)
