@@ -184,16 +184,17 @@ func ExampleMount_chain() {
 	// 200 {"result":{"customer":"user_7","order":"A-1001"}}
 }
 
-// Respond answers the call: an error is execution_failed with its message,
-// which the agent reads.
+// Respond answers the call: an error made for the agent
+// (protocol.AgentErrorf) is execution_failed with its message, which the
+// agent reads; any other error's text goes only to the log.
 func ExampleRespond() {
 	hz := newServer()
 	hertzmedian.Mount(hz, "/median", newHandler(), func(ctx context.Context, c *app.RequestContext) {
-		hertzmedian.Respond(ctx, c, nil, fmt.Errorf("the order service is down"))
+		hertzmedian.Respond(ctx, c, nil, protocol.AgentErrorf("The order service is down; try again in a few minutes."))
 	})
 
 	fmt.Println(send(hz, "/median", lookupCall))
-	// Output: 200 {"error":{"code":"execution_failed","message":"the order service is down"}}
+	// Output: 200 {"error":{"code":"execution_failed","message":"The order service is down; try again in a few minutes."}}
 }
 
 // Do runs a Hertz engine in memory for tests, through Hertz's own test

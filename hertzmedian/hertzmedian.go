@@ -169,6 +169,7 @@ func Middleware(h *protocol.Handler) app.HandlerFunc {
 			c.Abort()
 			return
 		}
+		dropQuery(c)
 		if stream != nil { // the core has read the stream: give the bytes back
 			call, _ := protocol.CallFrom(callCtx)
 			c.Request.SetBody(call.Body)

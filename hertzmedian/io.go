@@ -1,6 +1,7 @@
 package hertzmedian
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 
@@ -121,3 +122,16 @@ func written(c *app.RequestContext) int {
 // own (through Respond or directly), a hijacked connection, or Hertz's
 // abort.
 func answered(c *app.RequestContext) bool { return c.IsAborted() || written(c) != 0 }
+
+// dropQuery removes the request's query string, from its URI and its
+// request line, for the handlers behind the middleware: Median signs no
+// part of the URL and sends no query, so a handler must not read one an
+// attacker added (c.Query then finds none).
+func dropQuery(c *app.RequestContext) {
+	u := c.Request.URI()
+	if len(u.QueryString()) == 0 && bytes.IndexByte(c.Request.Header.RequestURI(), '?') < 0 {
+		return
+	}
+	u.SetQueryString("")
+	c.Request.Header.SetRequestURIBytes(u.PathOriginal())
+}

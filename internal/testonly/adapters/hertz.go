@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/cloudwego/hertz/pkg/network/standard"
 	"net"
 	"net/http"
 	"time"
@@ -31,8 +32,13 @@ var Hertz = HertzWith()
 // one).
 func HertzWith(opts ...config.Option) adaptertest.Adapter {
 	name := "hertz"
+	// Hertz reads a request's whole declared body before any handler runs
+	// (up to server.WithMaxRequestBodySize, 4 MiB by default), as
+	// hertzmedian's doc and SECURITY.md say; a streamed body does not.
+	reserves := "Hertz reserves and reads the declared body before any handler runs (server.WithMaxRequestBodySize bounds it)"
 	if len(opts) > 0 {
 		name = "hertz with options"
+		reserves = ""
 	}
 	return adaptertest.Adapter{
 		Name: name,
@@ -69,8 +75,9 @@ func HertzWith(opts ...config.Option) adaptertest.Adapter {
 				hertzmedian.Mount(e.Group(group), route, h)
 			}, opts...)
 		},
-		Foreign:       "PURGE",
-		ForeignStatus: http.StatusNotFound,
+		Foreign:              "PURGE",
+		ForeignStatus:        http.StatusNotFound,
+		ReservesDeclaredBody: reserves,
 	}
 }
 
@@ -112,6 +119,7 @@ func hertzAnswer(answer adaptertest.Answer) app.HandlerFunc {
 		s.ContextCall, _ = protocol.CallFrom(ctx)
 		body, err := c.Body()
 		s.Body, s.BodyErr = bytes.Clone(body), err // Hertz reuses it after the handler
+		s.Target, s.Tenant, s.User = string(c.Request.Header.RequestURI()), c.Query("tenant"), string(c.GetHeader("X-User"))
 		result, err := answer(s)
 		if errors.Is(err, adaptertest.ErrNothing) {
 			return
@@ -130,6 +138,13 @@ func hertzAnswer(answer adaptertest.Answer) app.HandlerFunc {
 func ServeHertz(routes func(*hertzroute.Engine), opts ...config.Option) adaptertest.Starter {
 	return func(ln net.Listener) func() {
 		all := append([]config.Option{server.WithListener(ln), server.WithDisablePrintRoute(true), server.WithExitWaitTime(time.Second)}, opts...)
+		if _, ok := ln.(*net.TCPListener); !ok {
+			// netpoll serves only a listener it can take the descriptor of
+			// (it panics on another); the cases that wrap the listener to
+			// watch the connections (the keyless-client cases) are served
+			// by Hertz's standard transport.
+			all = append(all, server.WithTransport(standard.NewTransporter))
+		}
 		hz := server.New(all...)
 		routes(hz.Engine)
 		done := make(chan struct{})
