@@ -78,10 +78,6 @@ func DropQuery(req *fasthttp.Request) {
 	req.Header.SetRequestURIBytes(u.PathOriginal())
 }
 
-// copyLimit is the largest body Request copies for the core: the core's
-// default body limit.
-const copyLimit = 1 << 20
-
 // Stream is a streamed request body that remembers whether it was read to
 // the end.
 type Stream struct {

@@ -210,12 +210,12 @@ func (e *env) spanTexts() map[string]string {
 		var b strings.Builder
 		b.WriteString(s.Name() + "|" + s.Status().Description + "|")
 		for _, kv := range s.Attributes() {
-			b.WriteString(string(kv.Key) + "=" + kv.Value.Emit() + "|")
+			b.WriteString(string(kv.Key) + "=" + kv.Value.String() + "|")
 		}
 		for _, ev := range s.Events() {
 			b.WriteString(ev.Name + "|")
 			for _, kv := range ev.Attributes {
-				b.WriteString(string(kv.Key) + "=" + kv.Value.Emit() + "|")
+				b.WriteString(string(kv.Key) + "=" + kv.Value.String() + "|")
 			}
 		}
 		out[strings.TrimPrefix(s.Name(), "execute_tool ")] = b.String()
