@@ -247,6 +247,12 @@ func TestCheckVerificationAllocatesNothing(t *testing.T) {
 	var st callState
 	ring := &keyring{keys: keys}
 	assert.Zero(t, testing.AllocsPerRun(50, func() { st.unsignedCheck("", testNow, ring) }), "no header")
+	if raceEnabled {
+		// Under -race sync.Pool drops a share of what it is given, so the
+		// key's HMAC states are made again; the bound below is checked
+		// without -race.
+		return
+	}
 	assert.LessOrEqual(t, testing.AllocsPerRun(50, func() {
 		if !validCheckToken(token, testNow, keys) {
 			t.Fatal("the token does not verify")

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,11 +19,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/median-go/median/conformance"
 	"github.com/median-go/median/examples/catalog"
 	"github.com/median-go/median/examples/catalog/catalogtest"
 	"github.com/median-go/median/internal/testonly/errorleak"
 	"github.com/median-go/median/internal/testonly/pgtest"
+	"github.com/median-go/median/protocol"
 )
 
 // TestPgxErrorsReachOnlyTheLog: the error pgx gives a query when its
@@ -83,12 +85,29 @@ func TestPostgresDownShowsTheAgentNothing(t *testing.T) {
 	d, err := catalog.New(catalog.Options{Key: catalogtest.Key, DatabaseURL: dsn, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	require.NoError(t, err)
 	defer d.Close()
-	target := conformance.HandlerTarget(d.Handler, catalogtest.MountPath, catalogtest.Key)
-	verified := conformance.Visitor{Verified: true, ExternalID: "user_7"}
-	lookup := func(id string) conformance.Reply[map[string]any] {
-		return conformance.CallTool[map[string]any](t, target, conformance.ToolSample{
-			Tool: catalog.LookupOrderTool, Input: map[string]string{"orderId": id}, Visitor: verified,
-		})
+	// Sent as Median sends them (signed, not marked as a check's), so the
+	// report counts them as the deployment's own calls (§10).
+	do := func(r *http.Request) (*http.Response, error) {
+		w := httptest.NewRecorder()
+		d.Handler.ServeHTTP(w, r)
+		return w.Result(), nil
+	}
+	calls := 0
+	type reply struct {
+		Error *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+		Raw []byte `json:"-"`
+	}
+	lookup := func(id string) reply {
+		calls++
+		body := catalogtest.ToolCall(catalog.LookupOrderTool, fmt.Sprintf("call_%032d", calls), map[string]string{"orderId": id}, catalogtest.Verified, protocol.RiskLow)
+		a := catalogtest.Send(t, do, http.MethodPost, "http://example.test"+catalogtest.MountPath, body, true)
+		var r reply
+		require.NoError(t, json.Unmarshal(a.Body, &r), "%s", a.Body)
+		r.Raw = a.Body
+		return r
 	}
 	r := lookup(catalog.MissingOrderID)
 	require.NotNil(t, r.Error, "%s", r.Raw)
