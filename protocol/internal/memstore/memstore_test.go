@@ -173,6 +173,9 @@ func TestRenewedClaimMovesToTheBack(t *testing.T) {
 	claim(t, s, key(3), fp, time.Minute)
 	require.Equal(t, 2, s.Len(), "key 2's ended claim is swept though key 1 was claimed before it")
 	require.Equal(t, Running, claim(t, s, key(1), fp, time.Minute))
+	c.Add(35 * time.Second) // key 1's renewed lease has ended, key 3's has not
+	claim(t, s, key(4), fp, time.Minute)
+	require.Equal(t, 2, s.Len(), "the renewed claim is swept once its lease ends")
 }
 
 func TestSaveRules(t *testing.T) {
@@ -211,6 +214,7 @@ func TestLookupEndsALeaseAtItsExactEnd(t *testing.T) {
 	c.Add(time.Nanosecond)
 	require.Equal(t, Acquired, claim(t, s, key(2), fp, time.Minute), "when the lease ends, though the sweep stopped at key 1")
 	require.Equal(t, 2, s.Len())
+	require.Equal(t, int64(2*EntryOverhead), s.Bytes(), "the ended claim is dropped, not only replaced in the index")
 }
 
 func TestTTLBoundary(t *testing.T) {
@@ -383,6 +387,19 @@ func TestBadArguments(t *testing.T) {
 	require.ErrorContains(t, err, "TTL must be positive", "a zero TTL too")
 	require.Zero(t, s.Len())
 	require.Zero(t, s.Bytes())
+	st, _, _, err := s.Store.Claim(key(1), fp, -1, time.Now())
+	require.Error(t, err)
+	assert.Zero(t, st, "an error comes with no status")
+	n, err := s.Save(key(1), fp, []byte("a"), 0)
+	require.Error(t, err)
+	assert.Zero(t, n, "nor an eviction count")
+	// The shortest lease and TTL there are, one nanosecond, are positive.
+	_, _, err = s.Claim(key(2), fp, time.Nanosecond)
+	require.NoError(t, err)
+	_, err = s.Save(key(3), fp, []byte("a"), time.Nanosecond)
+	require.NoError(t, err)
+	_, err = s.Renew(key(2), fp, time.Nanosecond, time.Now())
+	require.NoError(t, err)
 	require.Equal(t, int64(DefaultMaxBytes), s.MaxBytes())
 	require.Equal(t, int64(MinMaxBytes), newTest(Options{MaxBytes: 1}).MaxBytes(), "a tiny budget is raised")
 }
@@ -744,4 +761,123 @@ func BenchmarkDigest(b *testing.B) {
 			_ = hex.EncodeToString(sum[:])
 		}
 	})
+}
+
+// saveExact saves for k, with no claim, an answer of n bytes whose
+// capacity is n (save's copy would round it up to an allocation size).
+func saveExact(t *testing.T, s testStore, k Digest, n int) int {
+	t.Helper()
+	evicted, err := s.Save(k, fp, make([]byte, n), time.Hour)
+	require.NoError(t, err)
+	return evicted
+}
+
+// TestAnswerOfExactlyAShardsBudget: an answer whose entry takes a shard's
+// whole budget is kept (it drops the others to make room); one byte more
+// is not.
+func TestAnswerOfExactlyAShardsBudget(t *testing.T) {
+	s, _ := newClocked(MinMaxBytes) // one shard
+	require.Len(t, s.shards, 1)
+	fits := int(MinMaxBytes - EntryOverhead)
+	save(t, s, key(1), []byte("small"), time.Hour)
+	require.Equal(t, 1, saveExact(t, s, key(2), fits), "the other answer is dropped for it")
+	require.Equal(t, Done, claim(t, s, key(2), fp, time.Minute), "it is kept")
+	require.Equal(t, 1, saveExact(t, s, key(3), fits+1), "one byte more is not kept")
+	require.Equal(t, Acquired, claim(t, s, key(3), fp, time.Minute))
+	// The same through a claim, whose entry becomes the answer.
+	s, _ = newClocked(MinMaxBytes)
+	require.Equal(t, Acquired, claim(t, s, key(4), fp, time.Minute))
+	require.Zero(t, saveExact(t, s, key(4), fits))
+	require.Equal(t, Done, claim(t, s, key(4), fp, time.Minute), "it is kept")
+	require.Equal(t, Acquired, claim(t, s, key(5), fp, time.Minute))
+	require.Equal(t, 2, saveExact(t, s, key(5), fits+1), "key 4's answer dropped by the claim, and this one")
+	require.Equal(t, Acquired, claim(t, s, key(5), fp, time.Minute), "one byte more is not kept, nor its claim")
+}
+
+// TestSaveWithoutClaimReportsWhatItDrops: an answer saved after its
+// claim's lease ended (no claim left) counts the answers it drops to make
+// room, as any other save does.
+func TestSaveWithoutClaimReportsWhatItDrops(t *testing.T) {
+	s, _ := newClocked(MinMaxBytes) // one shard
+	half := int(MinMaxBytes/2 - EntryOverhead)
+	require.Zero(t, saveExact(t, s, key(1), half))
+	require.Zero(t, saveExact(t, s, key(2), half))
+	require.Equal(t, 1, saveExact(t, s, key(3), half), "the oldest answer is dropped, and counted")
+	require.Equal(t, Acquired, claim(t, s, key(1), fp, time.Minute))
+}
+
+// TestClaimAndSaveSweepTheirShard: an expired entry is dropped by the next
+// Claim or Save on its shard, before a sweep of every shard is due.
+func TestClaimAndSaveSweepTheirShard(t *testing.T) {
+	for _, op := range []string{"claim", "save"} {
+		s, c := newClocked(1 << 20)               // one shard
+		claim(t, s, key(1), fp, time.Millisecond) // sweeps every shard: the next is due in sweepEvery
+		c.Add(2 * time.Millisecond)
+		require.Equal(t, 1, s.Len())
+		if op == "claim" {
+			claim(t, s, key(2), fp, time.Minute)
+		} else {
+			save(t, s, key(2), []byte("a"), time.Hour)
+		}
+		assert.Equal(t, 1, s.Len(), "%s: the expired claim is gone, the new entry counted", op)
+	}
+}
+
+// TestDeadlineSaturates: a lease or TTL that would pass the last instant
+// an int64 holds ends there, from any start after the store's base.
+func TestDeadlineSaturates(t *testing.T) {
+	forever := time.Duration(math.MaxInt64)
+	assert.Equal(t, int64(math.MaxInt64), deadline(0, forever))
+	assert.Equal(t, int64(math.MaxInt64), deadline(1, forever))
+	assert.Equal(t, int64(math.MaxInt64), deadline(1<<40, forever-1))
+	assert.Equal(t, int64(15), deadline(5, 10))
+	assert.Equal(t, int64(-5), deadline(-15, 10), "before the base: no saturation needed")
+}
+
+// TestSweepOfEveryShardAtMostOncePerInterval: a Claim sweeps the other
+// shards only when sweepEvery has passed since the last such sweep (at that
+// instant exactly, and not before), so a busy store does not lock every
+// shard on every call.
+func TestSweepOfEveryShardAtMostOncePerInterval(t *testing.T) {
+	s, c := clocked(New(Options{MaxBytes: 2 * minShardBytes, Shards: 2}))
+	require.Len(t, s.shards, 2)
+	require.NotSame(t, s.shard(key(1)), s.shard(key(2)))
+	claim(t, s, key(2), fp, time.Millisecond) // the first call sweeps every shard; the next is due sweepEvery later
+	c.Add(2 * time.Millisecond)
+	claim(t, s, key(1), fp, time.Hour) // another shard, before the next sweep is due
+	require.Equal(t, 2, s.Len(), "key 2's expired claim waits for the next sweep")
+	c.Add(time.Duration(sweepEvery) - 2*time.Millisecond) // sweepEvery after the first sweep, exactly
+	claim(t, s, key(3), fp, time.Hour)
+	require.Equal(t, 2, s.Len(), "swept: keys 1 and 3 are left")
+}
+
+// TestIndexIsRebuiltAtHalf: the index is rebuilt when the entries drop to
+// half of what it was built for, not later.
+func TestIndexIsRebuiltAtHalf(t *testing.T) {
+	s, c := newClocked(1 << 20) // one shard
+	for i := range 2 * minIndexRebuild {
+		lease := time.Hour
+		if i < minIndexRebuild {
+			lease = time.Minute
+		}
+		claim(t, s, key(i), fp, lease)
+	}
+	require.Equal(t, 2*minIndexRebuild, built(s))
+	c.Add(time.Minute)
+	require.Equal(t, Running, claim(t, s, key(2*minIndexRebuild-1), fp, time.Hour)) // sweeps the first half
+	require.Equal(t, minIndexRebuild, s.Len())
+	assert.Equal(t, minIndexRebuild, built(s), "rebuilt when half were left")
+}
+
+// TestAnswerDroppedAtItsExpiryIsNotEarly: an answer that room is made
+// from at the very instant its TTL ends is not counted as dropped early.
+func TestAnswerDroppedAtItsExpiryIsNotEarly(t *testing.T) {
+	s, c := newClocked(MinMaxBytes) // one shard
+	half := int(MinMaxBytes/2 - EntryOverhead)
+	_, err := s.Save(key(1), fp, make([]byte, half), time.Hour)
+	require.NoError(t, err)
+	_, err = s.Save(key(2), fp, make([]byte, half), time.Minute) // behind key 1: the sweep does not reach it
+	require.NoError(t, err)
+	c.Add(time.Minute) // key 2's TTL ends now, to the nanosecond
+	require.Equal(t, 1, saveExact(t, s, key(3), int(MinMaxBytes-EntryOverhead)), "key 1 was dropped early; key 2 had ended")
 }
