@@ -381,3 +381,16 @@ func TestMACInFIPSMode(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "--- PASS: TestMACInFIPSMode")
 }
+
+// TestParseKeyErrorsSayWhere: an unusable key's error names its length
+// or the place of the first bad character, counted from 1 after the
+// surrounding white space is trimmed.
+func TestParseKeyErrorsSayWhere(t *testing.T) {
+	_, err := ParseKey("  " + strings.Repeat("a", 20) + " " + strings.Repeat("b", 20))
+	require.ErrorIs(t, err, CodeInvalidMedianKey)
+	assert.Contains(t, err.Error(), "character 21 is not visible ASCII")
+	_, err = ParseKey("\x01" + strings.Repeat("a", 40))
+	assert.Contains(t, err.Error(), "character 1 is not visible ASCII")
+	_, err = ParseKey(strings.Repeat("a", 31))
+	assert.Contains(t, err.Error(), "it has 31 characters, at least 32 are needed")
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -562,6 +563,13 @@ func TestSkewMsSaturates(t *testing.T) {
 	assert.Equal(t, int64(-1000), skewMs(testNow, testNow.UnixMilli()+1000))
 	assert.Positive(t, skewMs(testNow, -1<<63))
 	assert.Negative(t, skewMs(testNow, 1<<63-1))
+	assert.Equal(t, testNow.UnixMilli()+1000, skewMs(testNow, -1000), "a negative t that does not overflow is exact")
+	assert.Equal(t, int64(math.MaxInt64), skewMs(testNow, math.MinInt64), "saturates at the top")
+	assert.Equal(t, int64(math.MinInt64+1), skewMs(time.UnixMilli(-5), math.MaxInt64), "a clock before 1970 and the largest t: saturates at the bottom")
+	assert.Equal(t, int64(-5), skewMs(time.UnixMilli(-5), 0))
+	assert.Equal(t, int64(math.MaxInt64), diffAbs(math.MinInt64), "|MinInt64| saturates")
+	assert.Equal(t, int64(5), diffAbs(-5))
+	assert.Equal(t, int64(5), diffAbs(5))
 }
 
 // TestLatencySampleIsRecent: the percentiles are those of the tool's

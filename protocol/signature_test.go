@@ -32,6 +32,7 @@ func TestParseSignatureMalformed(t *testing.T) {
 		{"t plus", "t=+1767225600000,v1=" + mac, CodeMalformedSignature},
 		{"t with underscore", "t=1_767_225_600_000,v1=" + mac, CodeMalformedSignature},
 		{"t overflow", "t=99999999999999999999,v1=" + mac, CodeMalformedSignature},
+		{"t overflow in 19 digits", "t=9999999999999999999,v1=" + mac, CodeMalformedSignature}, // the one-pass parser reads 18 at most: 19 would wrap
 		{"t word", "t=now,v1=" + mac, CodeMalformedSignature},
 		{"no v1", ts, CodeMalformedSignature},
 		{"only v0", ts + ",v0=" + mac, CodeMalformedSignature},
@@ -70,6 +71,8 @@ func TestParseSignatureAccepts(t *testing.T) {
 		{"other schemes ignored", "t=5,v0=zz,v1=" + a + ",v2=" + b, 5, 1},
 		{"uppercase hex", "t=5,v1=" + b, 5, 1},
 		{"negative t", "t=-5,v1=" + a, -5, 1},
+		{"19-digit t", "t=9223372036854775807,v1=" + a, math.MaxInt64, 1},
+		{"18-digit t", "t=999999999999999999,v1=" + a, 999999999999999999, 1},
 		{"surrounding spaces", "  t=5,v1=" + a + "  ", 5, 1},
 	}
 	for _, tt := range tests {
@@ -291,4 +294,44 @@ func requireNoAllocation(t *testing.T, k Key, check func()) {
 		return
 	}
 	t.Fatal("a garbage collection ran during each of 5 runs of the checks")
+}
+
+// TestMalformedSignatureQuotesAShortPrefix: a refused entry or t is quoted
+// in the error only up to its first 16 (entry) or 24 (t) characters, so a
+// long header cannot fill the answer or the log.
+func TestMalformedSignatureQuotesAShortPrefix(t *testing.T) {
+	mac := strings.Repeat("ab", 32)
+	_, err := parseSignature("t=5,v1=" + mac + ",abcdefghijklmnopqrstuvwxyz")
+	require.ErrorIs(t, err, CodeMalformedSignature)
+	assert.Contains(t, err.Error(), `entry "abcdefghijklmnop…" is not name=value`)
+	_, err = parseSignature("t=abcdefghijklmnopqrstuvwxyz,v1=" + mac)
+	require.ErrorIs(t, err, CodeMalformedSignature)
+	assert.Contains(t, err.Error(), `t="abcdefghijklmnopqrstuvwx…" is not a base-10 integer`)
+}
+
+// TestStaleHintForSeconds: a stale t that would be a plausible time in
+// seconds (above 0, below 10^11) gets the hint that t is milliseconds;
+// t=0 and a t of 10^11 or more do not.
+func TestStaleHintForSeconds(t *testing.T) {
+	now := time.UnixMilli(1767225600000)
+	for ts, hint := range map[string]bool{"0": false, "1": true, "1767225600": true, "99999999999": true, "100000000000": false, "-5": false} {
+		sig, err := parseSignature("t=" + ts + ",v1=" + hex64)
+		require.NoError(t, err)
+		err = sig.checkTime(now, defaultTolerance)
+		require.ErrorIs(t, err, CodeStaleTimestamp, ts)
+		assert.Equal(t, hint, strings.Contains(err.Error(), "t looks like seconds"), "t=%s: %v", ts, err)
+	}
+}
+
+// TestStaleMessageDurations: the stale answer's "how far" is a duration,
+// or "more than 100 years" past what a time.Duration holds.
+func TestStaleMessageDurations(t *testing.T) {
+	const limit = int64(1<<62) / int64(time.Millisecond)
+	assert.Equal(t, "0s", msDuration(0))
+	assert.Equal(t, "1ms", msDuration(1))
+	assert.Equal(t, (time.Duration(limit) * time.Millisecond).String(), msDuration(limit))
+	assert.NotContains(t, msDuration(limit), "years")
+	assert.Equal(t, "more than 100 years", msDuration(limit+1))
+	assert.Equal(t, "more than 100 years", msDuration(math.MaxInt64))
+	assert.Equal(t, "more than 100 years", msDuration(-1))
 }
