@@ -279,9 +279,21 @@ func TestKeyFileBadAtStart(t *testing.T) {
 		writeFile(t, filepath.Join(dir, "previous"), otherKey)
 		h, _, err := newFileHandler(t)
 		require.ErrorIs(t, err, CodeMissingSecret)
-		assert.Contains(t, err.Error(), keyFileEnv)
+		assert.Contains(t, err.Error(), previousKeyFileEnv+" is set but "+keyFileEnv+" is not")
 		assert.False(t, accepts(h, otherKey))
 	})
+}
+
+// TestConfigKeysWinOverKeyFiles: a single key in Config.Keys is the key,
+// and the key files named in the environment are not read.
+func TestConfigKeysWinOverKeyFiles(t *testing.T) {
+	current, _ := keyFiles(t)
+	writeFile(t, current, otherKey)
+	h, err := New(Config{Keys: []string{testKey}, KeyRefresh: fastRefresh, Now: func() time.Time { return testNow }, Logger: discardLogger()})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, h.Close()) })
+	assert.True(t, accepts(h, testKey))
+	assert.False(t, accepts(h, otherKey))
 }
 
 func TestKeyFilePrevious(t *testing.T) {
@@ -398,6 +410,15 @@ func TestKeyFileIgnoresKeyEnv(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, accepts(h, otherKey))
 	assert.Len(t, log.find(t, "MEDIAN_KEY and MEDIAN_KEY_PREVIOUS are ignored"), 1)
+
+	// Config.KeySource with MEDIAN_KEY set: not the key files' warning.
+	t.Setenv(keyFileEnv, "")
+	t.Setenv(previousKeyFileEnv, "")
+	src := &source{}
+	src.set(nil, testKey)
+	_, log, err = newSourceHandler(t, src)
+	require.NoError(t, err)
+	assert.Empty(t, log.find(t, "MEDIAN_KEY and MEDIAN_KEY_PREVIOUS are ignored"))
 }
 
 // source is a Config.KeySource whose answer the test sets.
@@ -675,4 +696,93 @@ func TestKeySourceIgnoringItsContext(t *testing.T) {
 	assert.Equal(t, string(CodeMissingSecret), lines[0]["code"])
 	assert.Contains(t, lines[0]["error"], "Config.KeySource did not return within 20ms")
 	assert.True(t, accepts(h, testKey), "the keys in force stay")
+}
+
+// TestKeyFileSizeLimit: a key file of up to 4 KiB is read whole; one byte
+// more is not a key file (the limit written out, not the constant, so
+// that a changed limit fails here).
+func TestKeyFileSizeLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "key")
+	atLimit := testKey + "\n" + strings.Repeat(" ", 4096-len(testKey)-1)
+	writeFile(t, path, atLimit)
+	got, err := readKeyFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, atLimit, got)
+
+	writeFile(t, path, atLimit+" ")
+	_, err = readKeyFile(path)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "larger than 4096 bytes")
+}
+
+// TestReadDigestSeesEveryPart: two reads that differ in any part (a key's
+// name, the failure's code, message or detail, whether keys are being
+// retired, a dropped key's source, message or detail) are not taken for
+// the same read, which would be neither applied nor logged.
+func TestReadDigestSeesEveryPart(t *testing.T) {
+	base := func() readKeys {
+		return readKeys{
+			keys: []string{testKey}, names: []string{keyFileEnv},
+			err: newError(CodeMissingSecret, "gone"), detail: []any{"path", "/a"}, retiring: true,
+			dropped: []droppedKey{{name: previousKeyFileEnv, err: newError(CodeInvalidMedianKey, "short"), detail: []any{"path", "/b"}}},
+		}
+	}
+	want := digestRead(base())
+	assert.Equal(t, want, digestRead(base()), "the same read, the same digest")
+	for name, change := range map[string]func(*readKeys){
+		"key":             func(r *readKeys) { r.keys[0] = otherKey },
+		"key's name":      func(r *readKeys) { r.names[0] = keyEnv },
+		"code":            func(r *readKeys) { r.err = newError(CodeInvalidMedianKey, "gone") },
+		"message":         func(r *readKeys) { r.err = newError(CodeMissingSecret, "unreadable") },
+		"detail":          func(r *readKeys) { r.detail = []any{"path", "/c"} },
+		"retiring":        func(r *readKeys) { r.retiring = false },
+		"dropped source":  func(r *readKeys) { r.dropped[0].name = "Config.KeySource key 2 of 2" },
+		"dropped message": func(r *readKeys) { r.dropped[0].err = newError(CodeInvalidMedianKey, "revoked") },
+		"dropped detail":  func(r *readKeys) { r.dropped[0].detail = []any{"path", "/d"} },
+	} {
+		r := base()
+		change(&r)
+		assert.NotEqual(t, want, digestRead(r), name)
+	}
+}
+
+// TestReadEndedByCloseIsNotApplied: keys a source returns because Close
+// ended its read are not put in force.
+func TestReadEndedByCloseIsNotApplied(t *testing.T) {
+	var calls atomic.Int64
+	reading := make(chan struct{})
+	read := func(ctx context.Context) ([]string, error) {
+		if calls.Add(1) == 1 {
+			return []string{testKey}, nil
+		}
+		select {
+		case reading <- struct{}{}:
+		default:
+		}
+		<-ctx.Done()
+		return []string{otherKey}, nil
+	}
+	log, _ := newLogger()
+	h, err := New(Config{KeySource: read, KeyRefresh: fastRefresh, Now: func() time.Time { return testNow }, Logger: log})
+	require.NoError(t, err)
+	<-reading
+	require.NoError(t, h.Close())
+	assert.True(t, accepts(h, testKey))
+	assert.False(t, accepts(h, otherKey), "what came back after Close is not trusted")
+}
+
+// TestUnusableKeyBeingRetired: a key after the first that is not usable,
+// empty included, is invalid_median_key, not missing_secret (only the
+// current key can be missing).
+func TestUnusableKeyBeingRetired(t *testing.T) {
+	names := []string{"Config.Keys[0]", "Config.Keys[1]"}
+	for _, bad := range []string{"", " ", "short"} {
+		_, err := parseNamedKeys([]string{testKey, bad}, names)
+		require.NotNil(t, err, "%q", bad)
+		assert.Equal(t, CodeInvalidMedianKey, err.Code, "%q", bad)
+		assert.Contains(t, err.Message, "Config.Keys[1]")
+	}
+	_, err := parseNamedKeys([]string{"", testKey}, names)
+	require.NotNil(t, err)
+	assert.Equal(t, CodeMissingSecret, err.Code, "the current key missing")
 }
