@@ -227,6 +227,9 @@ func TestInvalidHintRemoved(t *testing.T) {
 			h, logs := newHandler(t, Config{Tools: []*Tool{fnTool("hint", func(context.Context) (any, error) { return tt.result, nil })}})
 			res := requireResult(t, h.Serve(context.Background(), post(toolCall("hint", "c", `{}`))))
 			assert.JSONEq(t, tt.want, string(res))
+			if tt.warns == 0 {
+				assert.Equal(t, tt.want, string(res), "a result whose hints are valid is sent as encoded, its field order kept")
+			}
 			warns := logs.find(t, "invalid widget hint")
 			assert.Len(t, warns, tt.warns)
 			for _, w := range warns {
@@ -238,12 +241,15 @@ func TestInvalidHintRemoved(t *testing.T) {
 }
 
 func TestOversizedResultWarned(t *testing.T) {
-	for _, n := range []int{3000, 5000} {
+	// n characters and two quotes: at the limit exactly, one over, and far
+	// from it either way.
+	for _, n := range []int{maxResultChars - 2, maxResultChars - 1, 3000, 5000} {
 		h, logs := newHandler(t, Config{Tools: []*Tool{fnTool("big", func(context.Context) (any, error) { return strings.Repeat("é", n), nil })}})
-		res := requireResult(t, h.Serve(context.Background(), post(toolCall("big", "c", `{}`))))
+		resp := h.Serve(context.Background(), post(toolCall("big", "c", `{}`)))
+		res := requireResult(t, resp)
 		assert.Len(t, []rune(string(res)), n+2, "the whole result is still sent")
 		warns := logs.find(t, "longer than the agent reads")
-		if n < maxResultChars {
+		if n+2 <= maxResultChars {
 			assert.Empty(t, warns)
 			continue
 		}
@@ -408,4 +414,25 @@ func TestObserver(t *testing.T) {
 	assert.Len(t, obs.all(), len(cases), "one event per request")
 	h.Serve(context.Background(), post(toolCall("echo", "c1", `{"orderId":1}`)))
 	assert.True(t, obs.last(t).Replayed)
+}
+
+// TestSmallestResultBudget: a budget of one character still applies: a
+// result that cannot fit it is not sent whole.
+func TestSmallestResultBudget(t *testing.T) {
+	tool := NewTool("tiny", RiskLow, "Returns a long word.", func(context.Context, ToolCall[noInput]) (any, error) { return "abcdef", nil }, WithResultBudget(1))
+	h, _ := newHandler(t, Config{Tools: []*Tool{tool}})
+	resp := h.Serve(context.Background(), post(toolCall("tiny", "c_tiny", `{}`)))
+	assert.NotContains(t, string(resp.Body), "abcdef")
+}
+
+// TestResultAfterTheToolsDeadline: a tool that ignores its context and
+// returns a result after its timeout has its result sent: only an error
+// after the deadline is answered as timed out.
+func TestResultAfterTheToolsDeadline(t *testing.T) {
+	tool := NewTool("late", RiskLow, "Returns late.", func(context.Context, ToolCall[noInput]) (any, error) {
+		time.Sleep(30 * time.Millisecond)
+		return "done", nil
+	}, WithTimeout(5*time.Millisecond))
+	h, _ := newHandler(t, Config{Tools: []*Tool{tool}})
+	assert.JSONEq(t, `"done"`, string(requireResult(t, h.Serve(context.Background(), post(toolCall("late", "c_late", `{}`))))))
 }

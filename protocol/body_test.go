@@ -326,11 +326,33 @@ func TestDecodeBodyMessages(t *testing.T) {
 		`{"tool":"t","toolCallId":"x","input":{},"context":"x"}`:                 "context: expected object, got string",
 		`{"tool":"t","toolCallId":"x","input":{},"context":{"visitor":[]}}`:      "context.visitor: expected object, got array",
 		`{"tool":"t","toolCallId":"x","input":{},"context":{"approvedBy":true}}`: "context.approvedBy: expected string, got boolean",
-		`{"tool":"t","tool":"u"}`: "tool: given twice; each key may appear once",
-		`{"tool":"t"} x`:          "the body is not valid JSON: invalid character 'x' after top-level value at byte 13",
-		`{"tool":"t"`:             "the body is not valid JSON: unexpected EOF at byte 11",
+		`{"tool":"t","tool":"u"}`:   "tool: given twice; each key may appear once",
+		`{"tool":"t"} x`:            "the body is not valid JSON: invalid character 'x' after top-level value at byte 13",
+		`{"tool":"t"`:               "the body is not valid JSON: unexpected EOF at byte 11",
+		`{"input":{"a":1,"a":2},x}`: "the body is not valid JSON: invalid character 'x' at start of value at byte 23", // after a name given twice in the input: the place in the body as sent
 	} {
 		_, _, err := decodeBody([]byte(body))
 		assert.EqualError(t, err, "invalid_body: "+want, body)
+	}
+	// A missing field is "required", not "empty" or of another type.
+	long := strings.Repeat("r", 39) + "st"
+	for _, c := range []struct {
+		change func(m map[string]any)
+		want   string
+	}{
+		{func(m map[string]any) { delete(m, "tool") }, "tool: required (a string naming the tool)"},
+		{func(m map[string]any) { delete(m, "toolCallId") }, "toolCallId: required (a string)"},
+		{func(m map[string]any) { delete(m, "input") }, "input: required (an object)"},
+		{func(m map[string]any) { m["input"] = nil }, "input: required (an object)"},
+		{func(m map[string]any) { delete(m, "context") }, "context: required (an object)"},
+		{func(m map[string]any) { delete(ctxOf(m), "conversationId") }, "context.conversationId: required (a string)"},
+		{func(m map[string]any) { delete(ctxOf(m), "risk") }, "context.risk: required (one of low, medium, reviewed, high)"},
+		{func(m map[string]any) { ctxOf(m)["risk"] = long }, `context.risk: "` + long[:40] + `…" is not one of low, medium, reviewed, high`},
+		{func(m map[string]any) { delete(ctxOf(m), "visitor") }, "context.visitor: required (an object)"},
+		{func(m map[string]any) { delete(visitorOf(m), "verified") }, "context.visitor.verified: required (a boolean)"},
+	} {
+		body := mutate(t, c.change)
+		_, _, err := decodeBody([]byte(body))
+		assert.EqualError(t, err, "invalid_body: "+c.want, body)
 	}
 }

@@ -211,6 +211,9 @@ func TestCopyPatience(t *testing.T) {
 	assert.Equal(t, 2*time.Minute+12*time.Second, copyPatience(12*time.Second, 2*time.Minute))
 	assert.Equal(t, time.Duration(math.MaxInt64), copyPatience(math.MaxInt64, 0))
 	assert.Equal(t, time.Duration(math.MaxInt64), copyPatience(time.Second, math.MaxInt64))
+	// Five leases that would overflow saturate; five that just fit do not.
+	assert.Equal(t, time.Duration(math.MaxInt64), copyPatience(math.MaxInt64/5+1, 0))
+	assert.Equal(t, 5*time.Duration(math.MaxInt64/5), copyPatience(math.MaxInt64/5, 0))
 }
 
 // TestFailedSaveIsSavedAgain: when a shared store fails to save the
@@ -297,6 +300,20 @@ func TestCloseStopsSavingAgain(t *testing.T) {
 	require.Len(t, lost, 1)
 	assert.Equal(t, "ERROR", lost[0]["level"])
 	assert.Equal(t, "call_c", lost[0]["toolCallId"])
+
+	// One answer given up is logged; a Close with none waiting logs nothing.
+	store = newRecordingStore()
+	store.setErrors(errors.New("redis: connection refused"), nil)
+	h, logs = newHandler(t, Config{Tools: []*Tool{echoTool(nil)}, Store: store, StoreTimeout: 50 * time.Millisecond})
+	requireResult(t, h.Serve(context.Background(), post(toolCall("echo", "call_d", `{"orderId":4}`))))
+	require.NoError(t, h.Close())
+	lines = logs.find(t, "Close gave up answers")
+	require.Len(t, lines, 1)
+	assert.Equal(t, float64(1), lines[0]["answers"])
+	h, logs = newHandler(t, Config{Tools: []*Tool{echoTool(nil)}, Store: newRecordingStore()})
+	requireResult(t, h.Serve(context.Background(), post(toolCall("echo", "call_e", `{"orderId":5}`))))
+	require.NoError(t, h.Close())
+	assert.Empty(t, logs.find(t, "Close gave up answers"))
 }
 
 // TestAnswersWaitingToBeSavedAreBounded: past the bound, an answer whose

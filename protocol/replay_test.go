@@ -124,6 +124,12 @@ func TestReplaySameIDDifferentBody(t *testing.T) {
 	msg := requireError(t, resp, http.StatusConflict, CodeInvalidBody)
 	assert.Contains(t, msg, "call_r3")
 	assert.Equal(t, int64(1), runs.get())
+
+	// A long id is quoted up to its first 80 characters.
+	long := strings.Repeat("x", 79) + "yz"
+	requireResult(t, h.Serve(context.Background(), post(toolCall("echo", long, `{"orderId":1}`))))
+	msg = requireError(t, h.Serve(context.Background(), post(toolCall("echo", long, `{"orderId":2}`))), http.StatusConflict, CodeInvalidBody)
+	assert.Contains(t, msg, `toolCallId "`+strings.Repeat("x", 79)+`y…" was already used`)
 }
 
 func TestReplayConcurrent(t *testing.T) {
@@ -623,6 +629,9 @@ func TestStoredResponse(t *testing.T) {
 		{`{"result":"ok"}`, "", "", http.StatusOK},
 		{`{"error":{"code":"invalid_input","message":"orderId: required"}}`, "", CodeInvalidInput, http.StatusBadRequest},
 		{`{"error":{"code":"execution_failed","message":"down"}}`, "", CodeExecutionFailed, http.StatusOK},
+		{`{"error":{"message":"no code"}}`, "", "", http.StatusOK},
+		{`{"other":1}`, "", "", http.StatusOK},
+		{`not json`, "", "", http.StatusOK},
 	} {
 		resp := storedResponse([]byte(c.body))
 		assert.Equal(t, c.refusal, resp.refusal, "%s", c.body)
@@ -631,4 +640,67 @@ func TestStoredResponse(t *testing.T) {
 		assert.True(t, resp.replayed)
 		assert.Equal(t, c.body, string(resp.Body))
 	}
+}
+
+// answerAsItEnds is a store that says the call runs elsewhere, then, on
+// the next Claim, ends the request (cancel) and gives the copy's answer.
+type answerAsItEnds struct {
+	*recordingStore
+	cancel context.CancelFunc
+	asked  int
+}
+
+func (s *answerAsItEnds) Claim(ctx context.Context, key, fp string, lease time.Duration) (ClaimStatus, []byte, error) {
+	s.asked++
+	if s.asked == 1 {
+		return ClaimRunning, nil, nil
+	}
+	s.cancel()
+	return ClaimDone, []byte(`{"result":"the copy's answer"}`), nil
+}
+
+// TestAnswerThatArrivesAsTheRequestEnds: a waiting copy whose store gives
+// the answer in the same call during which its request ends sends that
+// answer: only a store error with the request ended is "the request ended".
+func TestAnswerThatArrivesAsTheRequestEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store := &answerAsItEnds{recordingStore: newRecordingStore(), cancel: cancel}
+	runs := &int64Counter{}
+	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(runs)}, Store: store})
+	resp := h.Serve(ctx, post(toolCall("echo", "call_as_it_ends", `{"orderId":1}`)))
+	assert.JSONEq(t, `"the copy's answer"`, string(requireResult(t, resp)))
+	assert.Zero(t, runs.get())
+}
+
+// TestCopyPollsWithGrowingPauses: a copy that waits asks the store again
+// after pauses that double from 5 ms up to 100 ms, not every few
+// milliseconds: in 400 ms that is about 8 Claims (fewer on a slow
+// machine, never many more).
+func TestCopyPollsWithGrowingPauses(t *testing.T) {
+	store := newRecordingStore()
+	store.status = ClaimRunning
+	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(nil)}, Store: store})
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	msg := requireError(t, h.Serve(ctx, post(toolCall("echo", "call_polls", `{"orderId":1}`))), http.StatusOK, CodeExecutionFailed)
+	assert.Equal(t, msgCopyStillRuns, msg)
+	claims, _, _ := store.counts()
+	assert.GreaterOrEqual(t, claims, 3, "it asks again while it waits")
+	assert.LessOrEqual(t, claims, 20, "it does not poll every few milliseconds")
+}
+
+// TestNoEvictionsWithoutASave: a request that saves no answer (refused
+// before its claim, or a replay) reports no answers dropped early.
+func TestNoEvictionsWithoutASave(t *testing.T) {
+	obs := &observed{}
+	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(nil)}, Observer: obs.add})
+	requireError(t, h.Serve(context.Background(), post(toolCall("nope", "call_ne1", `{}`))), http.StatusNotFound, CodeUnknownTool)
+	assert.Zero(t, obs.last(t).EvictedEarly)
+	body := toolCall("echo", "call_ne2", `{"orderId":1}`)
+	requireResult(t, h.Serve(context.Background(), post(body)))
+	requireResult(t, h.Serve(context.Background(), post(body)))
+	ev := obs.last(t)
+	assert.True(t, ev.Replayed)
+	assert.Zero(t, ev.EvictedEarly)
 }

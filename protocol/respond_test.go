@@ -76,17 +76,18 @@ func TestToolErrorStatus(t *testing.T) {
 	h, _ := newHandler(t, Config{Tools: []*Tool{tool}})
 	ctx := context.Background()
 	for _, c := range []struct {
-		kind   string
-		status int
-		code   Code
+		kind    string
+		status  int
+		code    Code
+		message string
 	}{
-		{"unavailable", http.StatusOK, CodeExecutionFailed},
-		{"input", http.StatusBadRequest, CodeInvalidInput},
-		{"unknown", http.StatusNotFound, CodeUnknownTool},
+		{"unavailable", http.StatusOK, CodeExecutionFailed, "tool errs failed (reference "}, // its message hidden like any error
+		{"input", http.StatusBadRequest, CodeInvalidInput, "kind: not that one"},
+		{"unknown", http.StatusNotFound, CodeUnknownTool, `no tool named "other" is registered`}, // the tool's own *Error, not one naming the tool called
 	} {
 		req := post(toolCall("errs", "err_"+c.kind, `{"kind":"`+c.kind+`"}`))
 		first := h.Serve(ctx, req)
-		requireError(t, first, c.status, c.code)
+		assert.Contains(t, requireError(t, first, c.status, c.code), c.message, c.kind)
 		again := h.Serve(ctx, req)
 		assert.Equal(t, first.Status, again.Status, c.kind)
 		assert.Equal(t, string(first.Body), string(again.Body), c.kind)

@@ -182,3 +182,28 @@ func TestToolOutsideTheTransactionIsSaved(t *testing.T) {
 	assert.Equal(t, `{"result":"written"}`, string(resp.Body), "the tool's effects stand: its answer goes out")
 	assert.Len(t, logs.find(t, "could not save the answer"), 1)
 }
+
+// saysOutside is a store's error with an OutsideTransaction method that
+// answers outside, or panics when panics is set.
+type saysOutside struct{ outside, panics bool }
+
+func (saysOutside) Error() string { return "commit failed" }
+func (e saysOutside) OutsideTransaction() bool {
+	if e.panics {
+		panic("broken error")
+	}
+	return e.outside
+}
+
+// TestOutsideTransaction: only an error whose OutsideTransaction method
+// answers true (wrapped or not) says the tool ran outside the store's
+// transaction; one that answers false, has no such method or panics in it
+// is a failed commit.
+func TestOutsideTransaction(t *testing.T) {
+	assert.True(t, outsideTransaction(outsideError{}))
+	assert.True(t, outsideTransaction(fmt.Errorf("wrapped: %w", saysOutside{outside: true})))
+	assert.False(t, outsideTransaction(saysOutside{outside: false}), "it says it ran inside")
+	assert.False(t, outsideTransaction(saysOutside{panics: true}))
+	assert.False(t, outsideTransaction(errors.New("connection reset")))
+	assert.False(t, outsideTransaction(nil))
+}
