@@ -5,6 +5,8 @@ go 1.26.0
 replace github.com/median-go/median => ../
 
 require (
+	github.com/danielgtaylor/huma/v2 v2.37.2
+	github.com/go-chi/chi/v5 v5.5.0
 	github.com/gorilla/mux v1.8.1
 	github.com/median-go/median v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0

@@ -43,13 +43,8 @@ func Run(t *testing.T, start Start, samples []conformance.ToolSample) {
 	if err != nil {
 		t.Fatalf("the app did not start with the test key: %v", err)
 	}
-	target := conformance.Target{
-		Do:     Do(base),
-		URL:    base + MountPath,
-		Key:    Key,
-		Replay: true,
-		Tools:  samples,
-	}
+	target := Target(base)
+	target.Tools = samples
 	target.BuildWithKey = func(key string) (func(*http.Request) (*http.Response, error), error) {
 		base, err := start(t, key)
 		if base == "" {
@@ -58,6 +53,12 @@ func Run(t *testing.T, start Start, samples []conformance.ToolSample) {
 		return Do(base), err
 	}
 	conformance.Run(t, target)
+}
+
+// Target returns the Target of the endpoint of the app served at base,
+// mounted at MountPath with Key, replay protection declared.
+func Target(base string) conformance.Target {
+	return conformance.Target{Do: Do(base), URL: base + MountPath, Key: Key, Replay: true}
 }
 
 // Do returns a request function that sends each request to base (whatever
