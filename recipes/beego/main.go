@@ -43,7 +43,6 @@ func run(logger *slog.Logger) error {
 // newApp builds the Beego app with h answering /api/median.
 func newApp(h *protocol.Handler) *web.HttpServer {
 	app := web.NewHttpSever()
-	app.Handler("/api/median", h) // every method, as h is
-	app.Handler("/api/median/", h)
+	app.Handler("/api/median", h) // every method; /api/median/ too
 	return app
 }
