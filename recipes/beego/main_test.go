@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
+	"net"
+	"strconv"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -10,16 +14,48 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// start serves the recipe around the catalog's endpoint built with key, as
-// app.Run does: its router, initialised, on a listener on 127.0.0.1.
+// start serves the recipe around the catalog's endpoint built with key,
+// with app.Run as main does, on a free port of 127.0.0.1; the server stops
+// when t ends.
 func start(t testing.TB, key string) (string, error) {
 	h, err := recipetest.CatalogHandler(t, key)
 	if h == nil {
 		return "", err
 	}
 	app := newApp(h)
-	app.Handlers.Init()
-	return recipetest.ServeHTTP(t, app.Handlers), err
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		app.Run(addr)
+	}()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := app.Server.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+		<-done
+	})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		conn, dialErr := net.Dial("tcp", addr)
+		if dialErr == nil {
+			conn.Close()
+			return "http://" + addr, err
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Beego does not listen on %s: %v", addr, dialErr)
+		}
+	}
+}
+
+func freePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
 
 // TestConformance runs the whole suite against the recipe over the network.

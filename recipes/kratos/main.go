@@ -39,15 +39,17 @@ func run(logger *slog.Logger) error {
 	defer demo.Close()
 
 	logger.Info("serving", "addr", demo.Addr, "median", "/api/median", "key", demo.Fingerprint)
-	app := kratos.New(kratos.Name("shop"), kratos.Server(newServer(demo.Handler, khttp.Address(demo.Addr))))
+	app := kratos.New(kratos.Name("shop"), kratos.Server(newServer(demo.Addr, demo.Handler)))
 	return app.Run()
 }
 
-// newServer builds the Kratos HTTP server with h answering /api/median.
-func newServer(h *protocol.Handler, opts ...khttp.ServerOption) *khttp.Server {
-	srv := khttp.NewServer(append(opts,
+// newServer builds the Kratos HTTP server listening on addr, with h
+// answering /api/median.
+func newServer(addr string, h *protocol.Handler) *khttp.Server {
+	srv := khttp.NewServer(
+		khttp.Address(addr),
 		khttp.Timeout(30*time.Second), // above every tool's timeout (1 s by default)
-	)...)
-	srv.HandlePrefix("/api/median", h) // every method, both paths, h as it is
+	)
+	srv.HandlePrefix("/api/median", h) // every method, both paths, no redirect
 	return srv
 }

@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"testing"
 	"time"
 
-	khttp "github.com/go-kratos/kratos/v2/transport/http"
 	"go.uber.org/goleak"
 
 	"github.com/median-go/median/protocol"
@@ -17,14 +15,14 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// serve runs newServer around h on a listener on 127.0.0.1 and returns its
-// base URL; the server stops when t ends.
+// serve runs newServer around h on a free port of 127.0.0.1 and returns
+// its base URL; the server stops when t ends.
 func serve(t testing.TB, h *protocol.Handler) string {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	srv := newServer("127.0.0.1:0", h)
+	u, err := srv.Endpoint() // listens
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := newServer(h, khttp.Listener(lis))
 	done := make(chan error, 1)
 	go func() { done <- srv.Start(context.Background()) }()
 	t.Cleanup(func() {
@@ -37,7 +35,7 @@ func serve(t testing.TB, h *protocol.Handler) string {
 			t.Error(err)
 		}
 	})
-	return "http://" + lis.Addr().String()
+	return "http://" + u.Host
 }
 
 // start serves the recipe around the catalog's endpoint built with key.
