@@ -36,7 +36,8 @@ type Start func(t testing.TB, key string) (base string, err error)
 // Run runs every case of the conformance suite against the app start
 // serves with Key, over the network, with samples as the tools' samples;
 // the key cases start a copy of the app with their key. The suite's
-// requests never follow a redirect: Median does not either.
+// requests never follow a redirect: Median does not either. A case the
+// suite skips fails the test.
 func Run(t *testing.T, start Start, samples []conformance.ToolSample) {
 	t.Helper()
 	base, err := start(t, Key)
@@ -53,6 +54,28 @@ func Run(t *testing.T, start Start, samples []conformance.ToolSample) {
 		return Do(base), err
 	}
 	conformance.Run(t, target)
+
+	// Run reports a case that lacks something (a sample, a builder) as a
+	// skipped subtest, which go test passes: run the cases again through
+	// Check and fail on any skip, so a recipe's test keeps covering them all.
+	t.Run("nothing-skipped", func(t *testing.T) {
+		report, err := conformance.Check(context.Background(), target, conformance.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		passed := 0
+		for _, v := range report.Verdicts {
+			switch v.Status {
+			case "skip":
+				t.Errorf("%s was skipped: %s", v.ID, v.Message)
+			case "pass":
+				passed++
+			}
+		}
+		if passed == 0 {
+			t.Error("no case passed")
+		}
+	})
 }
 
 // Target returns the Target of the endpoint of the app served at base,
