@@ -15,9 +15,6 @@ import (
 var notRecipes = map[string]string{
 	"lambda":          "Lambda has an adapter of its own (lambdamedian), tested in the library",
 	"any-other-stack": "a sketch of an adapter against an imaginary framework's API",
-	"beego":           "recipe not built yet (branch recipes2)",
-	"go-zero":         "recipe not built yet (branch recipes2)",
-	"kratos":          "recipe not built yet (branch recipes2)",
 }
 
 // TestMountingDocMatchesRecipes holds docs/MOUNTING.md to the programs:
