@@ -83,7 +83,7 @@ var hints = []frameworkHint{
 			return mediaType(x) == "text/html" && bytes.Contains(bytes.ToLower(x.resp), []byte("beego"))
 		},
 		text: func(x *roundTrip) string {
-			return "this HTML page is Beego's: the path or the method is not routed to the Handler (register it with web.Handler for both paths and every method): see " + link("beego")
+			return "this HTML page is Beego's: the path or the method is not routed to the Handler (register it as a plain handler, app.Handler(\"/api/median\", h), which takes every method and the trailing-slash path): see " + link("beego")
 		},
 	},
 	{ // A redirect: the router corrected the path.
