@@ -28,8 +28,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/median-go/median/hertzmedian"
-	"github.com/median-go/median/internal/testonly/adapters"
 	"github.com/median-go/median/internal/testonly/adaptertest"
+	"github.com/median-go/median/internal/testonly/hertztest"
 	"github.com/median-go/median/protocol"
 )
 
@@ -63,7 +63,7 @@ func start(t *testing.T, routes func(hz *server.Hertz), opts ...config.Option) (
 			defer close(done)
 			_ = hz.Run()
 		}()
-		return func() { adapters.StopHertz(hz, ln, done) }
+		return func() { hertztest.Stop(hz, ln, done) }
 	})
 	return c, addr
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"time"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/median-go/median/hertzmedian"
 	"github.com/median-go/median/internal/testonly/adaptertest"
+	"github.com/median-go/median/internal/testonly/hertztest"
 	"github.com/median-go/median/protocol"
 )
 
@@ -153,34 +153,6 @@ func ServeHertz(routes func(*hertzroute.Engine), opts ...config.Option) adaptert
 			defer close(done)
 			_ = hz.Run()
 		}()
-		return func() { StopHertz(hz, ln, done) }
-	}
-}
-
-// StopHertz shuts down hz, which serves ln from a goroutine that closes
-// done when Run returns, and waits for it. Hertz reports itself running
-// before its transport has built the event loop that serves (netpoll's
-// transporter), and a Shutdown in between finds nothing to stop, leaving
-// Run serving forever; so it first waits until hz has answered one
-// request (any answer will do: a connection waits in the listener's
-// backlog until the server serves).
-func StopHertz(hz *server.Hertz, ln net.Listener, done <-chan struct{}) {
-	for deadline := time.Now().Add(5 * time.Second); !hz.IsRunning() && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
-	answered(ln.Addr().String())
-	_ = hz.Shutdown(context.Background())
-	_ = ln.Close()
-	<-done
-}
-
-// answered sends one request to addr and reads its answer, giving up
-// after 5 s.
-func answered(addr string) {
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	defer client.CloseIdleConnections()
-	if res, err := client.Get("http://" + addr + HealthPath); err == nil {
-		_, _ = io.Copy(io.Discard, res.Body)
-		_ = res.Body.Close()
+		return func() { hertztest.Stop(hz, ln, done) }
 	}
 }
