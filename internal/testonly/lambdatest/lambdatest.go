@@ -28,6 +28,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -107,92 +108,102 @@ func Event(kind Kind, r *http.Request) ([]byte, error) {
 	if len(body) > 0 && (kind != RESTAPI && !isText(hdr.Get("Content-Type"))) {
 		text, encoded = base64.StdEncoding.EncodeToString(body), true
 	}
-	path := r.URL.EscapedPath()
-	query := r.URL.Query()
-	now := time.Now()
-	var ev any
+	in := incoming{r: r, host: host, path: r.URL.EscapedPath(), query: r.URL.Query(), hdr: hdr, body: text, encoded: encoded, now: time.Now()}
 	switch kind {
 	case FunctionURL, HTTPAPI:
-		// Header names lower-cased, repeated values joined with ",";
-		// cookies apart.
-		joined := map[string]string{}
-		var cookies []string
-		for k, vs := range hdr {
-			if k == "Cookie" {
-				for _, v := range vs {
-					cookies = append(cookies, strings.Split(v, "; ")...)
-				}
-				continue
-			}
-			joined[strings.ToLower(k)] = strings.Join(vs, ",")
-		}
-		rc := events.APIGatewayV2HTTPRequestContext{
-			AccountID: accountID, RequestID: "req-1", APIID: "abcdefghij", DomainName: host, DomainPrefix: "abcdefghij",
-			Time: now.UTC().Format("02/Jan/2006:15:04:05 -0700"), TimeEpoch: now.UnixMilli(),
-			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: r.Method, Path: path, Protocol: "HTTP/1.1", SourceIP: "203.0.113.7", UserAgent: r.UserAgent()},
-		}
-		e := events.APIGatewayV2HTTPRequest{
-			Version: "2.0", RawPath: path, RawQueryString: r.URL.RawQuery, Cookies: cookies, Headers: joined,
-			QueryStringParameters: single(query), Body: text, IsBase64Encoded: encoded,
-		}
-		if kind == HTTPAPI {
-			e.RouteKey, rc.RouteKey, rc.Stage = "ANY "+path, "ANY "+path, "$default"
-		} else {
-			e.RouteKey, rc.RouteKey, rc.Stage = "$default", "$default", "$default"
-		}
-		e.RequestContext = rc
-		ev = e
+		return json.Marshal(payloadV2(kind, in))
 	case RESTAPI:
-		// Header names as sent; headers holds each one's last value,
-		// multiValueHeaders all of them.
-		e := events.APIGatewayProxyRequest{
-			Resource: path, Path: path, HTTPMethod: r.Method,
-			Headers: map[string]string{}, MultiValueHeaders: map[string][]string{},
-			QueryStringParameters: single(query), MultiValueQueryStringParameters: query,
-			RequestContext: events.APIGatewayProxyRequestContext{
-				AccountID: accountID, ResourceID: "abc123", Stage: "prod", DomainName: host, RequestID: "req-1",
-				Protocol: "HTTP/1.1", ResourcePath: path, Path: "/prod" + path, HTTPMethod: r.Method,
-				RequestTimeEpoch: now.UnixMilli(), APIID: "abcdefghij",
-			},
-			Body: text, IsBase64Encoded: encoded,
-		}
-		for k, vs := range hdr {
-			e.Headers[k] = vs[len(vs)-1]
-			e.MultiValueHeaders[k] = slices.Clone(vs)
-		}
-		if len(query) == 0 {
-			e.QueryStringParameters, e.MultiValueQueryStringParameters = nil, nil
-		}
-		ev = e
+		return json.Marshal(rest(in))
 	case ALB, ALBMultiValue:
-		// Header names lower-cased; without multi-value headers a repeated
-		// header passes its last value only.
-		e := events.ALBTargetGroupRequest{
-			HTTPMethod: r.Method, Path: path, Body: text, IsBase64Encoded: encoded,
-			RequestContext: events.ALBTargetGroupRequestContext{ELB: events.ELBContext{TargetGroupArn: targetGroupARN}},
-		}
-		if kind == ALB {
-			e.Headers, e.QueryStringParameters = map[string]string{}, map[string]string{}
-			for k, vs := range hdr {
-				e.Headers[strings.ToLower(k)] = vs[len(vs)-1]
-			}
-			for k, vs := range query {
-				e.QueryStringParameters[k] = vs[len(vs)-1]
-			}
-		} else {
-			e.MultiValueHeaders, e.MultiValueQueryStringParameters = map[string][]string{}, map[string][]string{}
-			for k, vs := range hdr {
-				e.MultiValueHeaders[strings.ToLower(k)] = slices.Clone(vs)
-			}
-			for k, vs := range query {
-				e.MultiValueQueryStringParameters[k] = vs
-			}
-		}
-		ev = e
-	default:
-		return nil, fmt.Errorf("lambdatest: unknown kind %d", int(kind))
+		return json.Marshal(alb(kind, in))
 	}
-	return json.Marshal(ev)
+	return nil, fmt.Errorf("lambdatest: unknown kind %d", int(kind))
+}
+
+// incoming is a request as a service received it, for its event.
+type incoming struct {
+	r       *http.Request
+	host    string
+	path    string // escaped
+	query   url.Values
+	hdr     http.Header // the request's, with the service's own added
+	body    string      // as the event carries it
+	encoded bool        // body is base64
+	now     time.Time
+}
+
+// payloadV2 is a Function URL's or an HTTP API's event (payload 2.0):
+// header names lower-cased, repeated values joined with ",", cookies
+// apart.
+func payloadV2(kind Kind, in incoming) events.APIGatewayV2HTTPRequest {
+	joined := map[string]string{}
+	var cookies []string
+	for k, vs := range in.hdr {
+		if k == "Cookie" {
+			for _, v := range vs {
+				cookies = append(cookies, strings.Split(v, "; ")...)
+			}
+			continue
+		}
+		joined[strings.ToLower(k)] = strings.Join(vs, ",")
+	}
+	route := "$default" // a Function URL's; an HTTP API's is the route that matched
+	if kind == HTTPAPI {
+		route = "ANY " + in.path
+	}
+	return events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: route, RawPath: in.path, RawQueryString: in.r.URL.RawQuery, Cookies: cookies, Headers: joined,
+		QueryStringParameters: single(in.query), Body: in.body, IsBase64Encoded: in.encoded,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			RouteKey: route, Stage: "$default", AccountID: accountID, RequestID: "req-1", APIID: "abcdefghij", DomainName: in.host, DomainPrefix: "abcdefghij",
+			Time: in.now.UTC().Format("02/Jan/2006:15:04:05 -0700"), TimeEpoch: in.now.UnixMilli(),
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: in.r.Method, Path: in.path, Protocol: "HTTP/1.1", SourceIP: "203.0.113.7", UserAgent: in.r.UserAgent()},
+		},
+	}
+}
+
+// rest is a REST API's event (payload 1.0): header names as sent; headers
+// holds each one's last value, multiValueHeaders all of them.
+func rest(in incoming) events.APIGatewayProxyRequest {
+	e := events.APIGatewayProxyRequest{
+		Resource: in.path, Path: in.path, HTTPMethod: in.r.Method,
+		Headers: map[string]string{}, MultiValueHeaders: map[string][]string{},
+		RequestContext: events.APIGatewayProxyRequestContext{
+			AccountID: accountID, ResourceID: "abc123", Stage: "prod", DomainName: in.host, RequestID: "req-1",
+			Protocol: "HTTP/1.1", ResourcePath: in.path, Path: "/prod" + in.path, HTTPMethod: in.r.Method,
+			RequestTimeEpoch: in.now.UnixMilli(), APIID: "abcdefghij",
+		},
+		Body: in.body, IsBase64Encoded: in.encoded,
+	}
+	for k, vs := range in.hdr {
+		e.Headers[k] = vs[len(vs)-1]
+		e.MultiValueHeaders[k] = slices.Clone(vs)
+	}
+	if len(in.query) > 0 {
+		e.QueryStringParameters, e.MultiValueQueryStringParameters = single(in.query), in.query
+	}
+	return e
+}
+
+// alb is an ALB target group's event: header names lower-cased; without
+// multi-value headers a repeated header passes its last value only.
+func alb(kind Kind, in incoming) events.ALBTargetGroupRequest {
+	e := events.ALBTargetGroupRequest{
+		HTTPMethod: in.r.Method, Path: in.path, Body: in.body, IsBase64Encoded: in.encoded,
+		RequestContext: events.ALBTargetGroupRequestContext{ELB: events.ELBContext{TargetGroupArn: targetGroupARN}},
+	}
+	if kind == ALB {
+		e.Headers, e.QueryStringParameters = map[string]string{}, single(in.query)
+		for k, vs := range in.hdr {
+			e.Headers[strings.ToLower(k)] = vs[len(vs)-1]
+		}
+		return e
+	}
+	e.MultiValueHeaders, e.MultiValueQueryStringParameters = map[string][]string{}, in.query
+	for k, vs := range in.hdr {
+		e.MultiValueHeaders[strings.ToLower(k)] = slices.Clone(vs)
+	}
+	return e
 }
 
 // isText reports whether a body of this Content-Type reaches the function
@@ -255,45 +266,51 @@ func Response(kind Kind, payload []byte, req *http.Request) (*http.Response, err
 			return badGateway(req, "the function's answer is marked isBase64Encoded but is not base64"), nil
 		}
 	}
+	hdr, why := a.header(kind)
+	if why != "" {
+		return badGateway(req, why), nil
+	}
+	return build(req, *a.StatusCode, hdr, body), nil
+}
+
+// header is the answer's headers as kind's service reads them, or why it
+// cannot use the answer.
+func (a *answer) header(kind Kind) (http.Header, string) {
 	hdr := http.Header{}
-	switch kind {
-	case FunctionURL, HTTPAPI:
-		for k, v := range a.Headers {
+	set := func(m map[string]string) {
+		for k, v := range m {
 			hdr.Set(k, v)
 		}
+	}
+	add := func(m map[string][]string) {
+		for k, vs := range m {
+			for _, v := range vs {
+				hdr.Add(k, v)
+			}
+		}
+	}
+	switch kind {
+	case FunctionURL, HTTPAPI:
+		set(a.Headers)
 		for _, c := range a.Cookies {
 			hdr.Add("Set-Cookie", c)
 		}
 	case RESTAPI:
-		for k, v := range a.Headers {
-			hdr.Set(k, v)
+		set(a.Headers)
+		add(a.MultiValueHeaders)
+	case ALB, ALBMultiValue:
+		switch {
+		case a.StatusDescription == "":
+			return nil, "an ALB target's answer has no statusDescription"
+		case kind == ALB && a.MultiValueHeaders != nil:
+			return nil, "an ALB target group without multi-value headers does not read multiValueHeaders"
+		case kind == ALBMultiValue && a.Headers != nil:
+			return nil, "an ALB target group with multi-value headers does not read headers"
 		}
-		for k, vs := range a.MultiValueHeaders {
-			for _, v := range vs {
-				hdr.Add(k, v)
-			}
-		}
-	case ALB:
-		if a.MultiValueHeaders != nil {
-			return badGateway(req, "an ALB target group without multi-value headers does not read multiValueHeaders"), nil
-		}
-		for k, v := range a.Headers {
-			hdr.Set(k, v)
-		}
-	case ALBMultiValue:
-		if a.Headers != nil {
-			return badGateway(req, "an ALB target group with multi-value headers does not read headers"), nil
-		}
-		for k, vs := range a.MultiValueHeaders {
-			for _, v := range vs {
-				hdr.Add(k, v)
-			}
-		}
+		set(a.Headers)
+		add(a.MultiValueHeaders)
 	}
-	if (kind == ALB || kind == ALBMultiValue) && a.StatusDescription == "" {
-		return badGateway(req, "an ALB target's answer has no statusDescription"), nil
-	}
-	return build(req, *a.StatusCode, hdr, body), nil
+	return hdr, ""
 }
 
 // badGateway is the 502 a service answers when the function fails or
