@@ -26,8 +26,10 @@
 // than once (REST's and ALB's multiValueHeaders, or the comma-joined value
 // of a Function URL) reaches the core as one value joined with ",", in
 // the order received, so a median-signature header a proxy split is read
-// whole. The endpoint answers whatever path the event names: route only
-// the endpoint's path to the function.
+// whole. An ALB target group without multi-value headers passes on only
+// the last value of a repeated header: turn them on for the target group
+// when a proxy in front may split headers. The endpoint answers whatever
+// path the event names: route only the endpoint's path to the function.
 //
 // Time: Lambda ends an invocation at its deadline and answers the caller a
 // bare 502 of its own. Here the core answers by the deadline less a margin
@@ -40,7 +42,7 @@
 // Size: Lambda carries at most 6 MB each way. A request over that is
 // refused by AWS before the function runs, with an answer of AWS's own, so
 // New warns when [protocol.Config.MaxBodyBytes] is above what Lambda can
-// deliver (about 4.5 MB, as a body may come base64-encoded); keep it at or
+// deliver (about 4.5 MiB, as a body may come base64-encoded); keep it at or
 // below that so the contract's 413 invalid_body answers every oversized
 // body. An answer too large for Lambda's response is answered
 // execution_failed saying so, instead of failing the invocation.
