@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/cloudwego/hertz/pkg/network/standard"
+	"io"
 	"net"
 	"net/http"
 	"time"
@@ -14,6 +14,7 @@ import (
 	"github.com/cloudwego/hertz/pkg/app/server"
 	"github.com/cloudwego/hertz/pkg/common/config"
 	"github.com/cloudwego/hertz/pkg/common/hlog"
+	"github.com/cloudwego/hertz/pkg/network/standard"
 	hertzroute "github.com/cloudwego/hertz/pkg/route"
 
 	"github.com/median-go/median/hertzmedian"
@@ -152,14 +153,34 @@ func ServeHertz(routes func(*hertzroute.Engine), opts ...config.Option) adaptert
 			defer close(done)
 			_ = hz.Run()
 		}()
-		return func() {
-			// Shutdown refuses a server not running yet: wait until it is.
-			for deadline := time.Now().Add(5 * time.Second); !hz.IsRunning() && time.Now().Before(deadline); {
-				time.Sleep(time.Millisecond)
-			}
-			_ = hz.Shutdown(context.Background())
-			_ = ln.Close()
-			<-done
-		}
+		return func() { StopHertz(hz, ln, done) }
+	}
+}
+
+// StopHertz shuts down hz, which serves ln from a goroutine that closes
+// done when Run returns, and waits for it. Hertz reports itself running
+// before its transport has built the event loop that serves (netpoll's
+// transporter), and a Shutdown in between finds nothing to stop, leaving
+// Run serving forever; so it first waits until hz has answered one
+// request (any answer will do: a connection waits in the listener's
+// backlog until the server serves).
+func StopHertz(hz *server.Hertz, ln net.Listener, done <-chan struct{}) {
+	for deadline := time.Now().Add(5 * time.Second); !hz.IsRunning() && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	answered(ln.Addr().String())
+	_ = hz.Shutdown(context.Background())
+	_ = ln.Close()
+	<-done
+}
+
+// answered sends one request to addr and reads its answer, giving up
+// after 5 s.
+func answered(addr string) {
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	defer client.CloseIdleConnections()
+	if res, err := client.Get("http://" + addr + HealthPath); err == nil {
+		_, _ = io.Copy(io.Discard, res.Body)
+		_ = res.Body.Close()
 	}
 }
