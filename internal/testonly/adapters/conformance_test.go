@@ -34,6 +34,9 @@ func TestConformance(t *testing.T) {
 			}
 			target := conformance.Target{Do: serve(testKey), URL: "http://example.test" + adaptertest.Path, Key: testKey, Replay: true, Tools: fixture.Samples()}
 			target.BuildWithKey = func(key string) (func(*http.Request) (*http.Response, error), error) { return serve(key), nil }
+			if a.LastHeaderLine != "" {
+				target.Skip = []string{"signature/repeated-header", "signature/repeated-header-two-t"}
+			}
 			conformance.Run(t, target)
 		})
 	}

@@ -17,12 +17,17 @@ func Lambda() []adaptertest.Adapter {
 	kinds := lambdatest.Kinds()
 	out := make([]adaptertest.Adapter, len(kinds))
 	for i, kind := range kinds {
+		last := ""
+		if kind == lambdatest.ALB {
+			last = "an ALB target group without multi-value headers passes on only the last line of a repeated header (lambdamedian's doc says to turn them on)"
+		}
 		out[i] = adaptertest.Adapter{
 			Name: "lambda " + kind.String(),
 			Endpoint: func(h *protocol.Handler) adaptertest.Starter {
 				return adaptertest.ServeHTTP(lambdatest.Function{Kind: kind, Invoke: lambdamedian.New(h).Invoke})
 			},
-			NoMiddleware: "lambdamedian has no middleware mode: the function is the endpoint",
+			NoMiddleware:   "lambdamedian has no middleware mode: the function is the endpoint",
+			LastHeaderLine: last,
 			// The services read the whole request before they invoke the
 			// function, which gets it as one event.
 			ReservesDeclaredBody: "Lambda's services read the whole request before they invoke the function",

@@ -80,6 +80,9 @@ func endpointCases(t *testing.T, a Adapter) {
 	c := Start(t, a.Endpoint(h))
 	for _, tc := range EndpointCases() {
 		t.Run(tc.Name, func(t *testing.T) {
+			if a.LastHeaderLine != "" && tc.Request.Signatures != nil {
+				t.Skip(a.LastHeaderLine)
+			}
 			Check(t, tc.Want, c.Do(t, tc.Request))
 		})
 	}
