@@ -37,7 +37,7 @@ var (
 
 // Signature returns the median-signature header of r, "" when absent. A
 // header sent more than once (a proxy that splits values on commas) is
-// joined with "," in the order received (PROTOCOL.md §1.1, RFC 9110 §5.3);
+// joined with "," in the order received (PROTOCOL.md §1.1, RFC 9110, section 5.3);
 // one value is returned as it is.
 func Signature(r *http.Request) string {
 	return strings.Join(r.Header[SignatureHeader], ",")
