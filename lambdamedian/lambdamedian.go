@@ -85,8 +85,10 @@ type options struct {
 // answers: a tool's ctx ends then, and a tool still running is answered
 // execution_failed saying it timed out. Default [DefaultMargin]; keep it
 // above protocol.Config.StoreTimeout when a shared store must keep the
-// answer in that time. A margin of 0 or less answers at the deadline
-// itself, which leaves Lambda no time to return the answer.
+// answer in that time. An invocation with less than twice the margin left
+// (a function whose timeout is that short) keeps half of what is left
+// instead. A margin of 0 or less answers at the deadline itself, which
+// leaves Lambda no time to return the answer.
 func WithMargin(d time.Duration) Option {
 	return func(o *options) { o.margin = d }
 }
@@ -131,7 +133,7 @@ func (f *handler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 		return nil, err
 	}
 	if deadline, ok := ctx.Deadline(); ok {
-		req.AnswerBy = deadline.Add(-f.margin)
+		req.AnswerBy = deadline.Add(-min(f.margin, time.Until(deadline)/2))
 	}
 	req.MaxAnswerBytes = maxAnswerBytes
 	return ev.encode(f.h.Serve(ctx, req))

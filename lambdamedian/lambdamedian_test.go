@@ -297,6 +297,18 @@ func TestDeadline(t *testing.T) {
 	f.release = make(chan struct{}) // for the cleanup
 }
 
+// TestShortTimeout: a function whose timeout is shorter than twice the
+// margin keeps half of its time for its tools, instead of answering every
+// call timed out at once.
+func TestShortTimeout(t *testing.T) {
+	f := newFixture(t)
+	fn := lambdatest.Function{Kind: lambdatest.HTTPAPI, Timeout: time.Second, Invoke: lambdamedian.New(f.h).Invoke}
+	got := do(t, fn, signed(t, call("echo", "call_short", `{"text":"in time"}`), "application/json"))
+	assert.JSONEq(t, `{"result":"in time"}`, got.body)
+	got = do(t, fn, signed(t, call("stuck", "call_short_stuck", `{}`), "application/json"))
+	assert.Contains(t, got.body, "tool stuck timed out", "answered before the deadline, not the service's 502")
+}
+
 // TestAnswerTooLarge: an answer longer than Lambda can return is answered
 // execution_failed saying so (and kept, so its repeat gets the same),
 // instead of a failed invocation; one that fits only base64-encoded is
