@@ -1,0 +1,405 @@
+// Package lambdatest stands in for the AWS services that invoke a Lambda
+// function with HTTP requests, so that a function's handler (an
+// Invoke(ctx, payload) function, as lambdamedian.New returns) can be
+// tested with net/http requests:
+//
+//   - [Event] turns an *http.Request into the event one [Kind] of service
+//     sends (Function URL, API Gateway HTTP API, REST API, ALB with and
+//     without multi-value headers), as that service builds it: header names
+//     lower-cased or as sent, repeated headers joined or listed, bodies
+//     base64-encoded unless their type is text;
+//   - [Response] reads a function's answer back into an *http.Response as
+//     that service does, answering 502 for one it cannot use;
+//   - [Function] serves requests through an Invoke function, as an
+//     http.Handler, an http.RoundTripper or a conformance.Target's Do,
+//     with Lambda's deadline on the invocation's ctx and its 6 MB limits.
+//
+// It is a harness of the module's own tests (internal/testonly): only test
+// files and other harnesses import it, never shipped code
+// (internal/testonly/surface checks).
+package lambdatest
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// Kind is a service that invokes a function with an HTTP request.
+type Kind int
+
+// The kinds of HTTP event.
+const (
+	FunctionURL   Kind = iota // a Lambda Function URL (payload 2.0)
+	HTTPAPI                   // an API Gateway HTTP API (payload 2.0)
+	RESTAPI                   // an API Gateway REST API, proxy integration (payload 1.0)
+	ALB                       // an Application Load Balancer target group, multi-value headers off
+	ALBMultiValue             // an Application Load Balancer target group, multi-value headers on
+)
+
+// Kinds lists every Kind.
+func Kinds() []Kind { return []Kind{FunctionURL, HTTPAPI, RESTAPI, ALB, ALBMultiValue} }
+
+// String names the kind, for subtests.
+func (k Kind) String() string {
+	switch k {
+	case FunctionURL:
+		return "function URL"
+	case HTTPAPI:
+		return "HTTP API"
+	case RESTAPI:
+		return "REST API"
+	case ALB:
+		return "ALB"
+	case ALBMultiValue:
+		return "ALB multi-value"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// MaxPayloadBytes is Lambda's limit on a synchronous invocation's event
+// and on its answer: 6 MB (6 MiB).
+const MaxPayloadBytes = 6 << 20
+
+// The identifiers the events carry.
+const (
+	accountID      = "123456789012"
+	targetGroupARN = "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/median/0123456789abcdef"
+)
+
+// Event returns the event JSON kind's service sends the function for r,
+// reading r's body (r.Body is consumed).
+func Event(kind Kind, r *http.Request) ([]byte, error) {
+	var body []byte
+	if r.Body != nil && r.Body != http.NoBody {
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil {
+			return nil, fmt.Errorf("lambdatest: reading the request body: %w", err)
+		}
+		_ = r.Body.Close()
+	}
+	host := r.Host
+	if host == "" {
+		host = r.URL.Host
+	}
+	hdr := r.Header.Clone()
+	if hdr == nil {
+		hdr = http.Header{}
+	}
+	hdr.Set("Host", host)
+	hdr.Set("X-Forwarded-Proto", "https")
+	hdr.Set("X-Amzn-Trace-Id", "Root=1-5e1b4151-5ac6c58f5b5daa6532e4f0c7")
+	if len(body) > 0 && hdr.Get("Content-Length") == "" {
+		hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	text, encoded := string(body), false
+	if len(body) > 0 && (kind != RESTAPI && !isText(hdr.Get("Content-Type"))) {
+		text, encoded = base64.StdEncoding.EncodeToString(body), true
+	}
+	path := r.URL.EscapedPath()
+	query := r.URL.Query()
+	now := time.Now()
+	var ev any
+	switch kind {
+	case FunctionURL, HTTPAPI:
+		// Header names lower-cased, repeated values joined with ",";
+		// cookies apart.
+		joined := map[string]string{}
+		var cookies []string
+		for k, vs := range hdr {
+			if k == "Cookie" {
+				for _, v := range vs {
+					cookies = append(cookies, strings.Split(v, "; ")...)
+				}
+				continue
+			}
+			joined[strings.ToLower(k)] = strings.Join(vs, ",")
+		}
+		rc := events.APIGatewayV2HTTPRequestContext{
+			AccountID: accountID, RequestID: "req-1", APIID: "abcdefghij", DomainName: host, DomainPrefix: "abcdefghij",
+			Time: now.UTC().Format("02/Jan/2006:15:04:05 -0700"), TimeEpoch: now.UnixMilli(),
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: r.Method, Path: path, Protocol: "HTTP/1.1", SourceIP: "203.0.113.7", UserAgent: r.UserAgent()},
+		}
+		e := events.APIGatewayV2HTTPRequest{
+			Version: "2.0", RawPath: path, RawQueryString: r.URL.RawQuery, Cookies: cookies, Headers: joined,
+			QueryStringParameters: single(query), Body: text, IsBase64Encoded: encoded,
+		}
+		if kind == HTTPAPI {
+			e.RouteKey, rc.RouteKey, rc.Stage = "ANY "+path, "ANY "+path, "$default"
+		} else {
+			e.RouteKey, rc.RouteKey, rc.Stage = "$default", "$default", "$default"
+		}
+		e.RequestContext = rc
+		ev = e
+	case RESTAPI:
+		// Header names as sent; headers holds each one's last value,
+		// multiValueHeaders all of them.
+		e := events.APIGatewayProxyRequest{
+			Resource: path, Path: path, HTTPMethod: r.Method,
+			Headers: map[string]string{}, MultiValueHeaders: map[string][]string{},
+			QueryStringParameters: single(query), MultiValueQueryStringParameters: query,
+			RequestContext: events.APIGatewayProxyRequestContext{
+				AccountID: accountID, ResourceID: "abc123", Stage: "prod", DomainName: host, RequestID: "req-1",
+				Protocol: "HTTP/1.1", ResourcePath: path, Path: "/prod" + path, HTTPMethod: r.Method,
+				RequestTimeEpoch: now.UnixMilli(), APIID: "abcdefghij",
+			},
+			Body: text, IsBase64Encoded: encoded,
+		}
+		for k, vs := range hdr {
+			e.Headers[k] = vs[len(vs)-1]
+			e.MultiValueHeaders[k] = slices.Clone(vs)
+		}
+		if len(query) == 0 {
+			e.QueryStringParameters, e.MultiValueQueryStringParameters = nil, nil
+		}
+		ev = e
+	case ALB, ALBMultiValue:
+		// Header names lower-cased; without multi-value headers a repeated
+		// header passes its last value only.
+		e := events.ALBTargetGroupRequest{
+			HTTPMethod: r.Method, Path: path, Body: text, IsBase64Encoded: encoded,
+			RequestContext: events.ALBTargetGroupRequestContext{ELB: events.ELBContext{TargetGroupArn: targetGroupARN}},
+		}
+		if kind == ALB {
+			e.Headers, e.QueryStringParameters = map[string]string{}, map[string]string{}
+			for k, vs := range hdr {
+				e.Headers[strings.ToLower(k)] = vs[len(vs)-1]
+			}
+			for k, vs := range query {
+				e.QueryStringParameters[k] = vs[len(vs)-1]
+			}
+		} else {
+			e.MultiValueHeaders, e.MultiValueQueryStringParameters = map[string][]string{}, map[string][]string{}
+			for k, vs := range hdr {
+				e.MultiValueHeaders[strings.ToLower(k)] = slices.Clone(vs)
+			}
+			for k, vs := range query {
+				e.MultiValueQueryStringParameters[k] = vs
+			}
+		}
+		ev = e
+	default:
+		return nil, fmt.Errorf("lambdatest: unknown kind %d", int(kind))
+	}
+	return json.Marshal(ev)
+}
+
+// isText reports whether a body of this Content-Type reaches the function
+// as it is: the services base64-encode every other body.
+func isText(contentType string) bool {
+	t, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	return strings.HasPrefix(t, "text/") || t == "application/json" || strings.HasSuffix(t, "+json") ||
+		t == "application/javascript" || t == "application/xml"
+}
+
+// single is each query parameter's last value, nil when there is none.
+func single(q map[string][]string) map[string]string {
+	if len(q) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(q))
+	for k, vs := range q {
+		out[k] = vs[len(vs)-1]
+	}
+	return out
+}
+
+// answer is a function's answer, in any service's shape.
+type answer struct {
+	StatusCode        *int                `json:"statusCode"`
+	StatusDescription string              `json:"statusDescription"`
+	Headers           map[string]string   `json:"headers"`
+	MultiValueHeaders map[string][]string `json:"multiValueHeaders"`
+	Body              string              `json:"body"`
+	IsBase64Encoded   bool                `json:"isBase64Encoded"`
+	Cookies           []string            `json:"cookies"`
+}
+
+// Response reads the function's answer to req as kind's service does and
+// returns the response the client gets. An answer the service cannot use
+// (not a JSON object with a statusCode, a body that is not base64 when it
+// says so, or over MaxPayloadBytes) is answered 502 with the service's own
+// text, as is an answer with the headers the service does not read (an
+// ALB with multi-value headers reads multiValueHeaders only, one without
+// them headers only). A payload 2.0 answer that is not such an object is
+// the body of a 200, as Function URLs and HTTP APIs read it.
+func Response(kind Kind, payload []byte, req *http.Request) (*http.Response, error) {
+	if len(payload) > MaxPayloadBytes {
+		return badGateway(req, "the function's answer is over Lambda's 6 MB response limit"), nil
+	}
+	var a answer
+	if err := json.Unmarshal(payload, &a); err != nil || a.StatusCode == nil {
+		if kind == FunctionURL || kind == HTTPAPI {
+			return build(req, http.StatusOK, http.Header{"Content-Type": {"application/json"}}, payload), nil
+		}
+		return badGateway(req, "the function's answer has no statusCode"), nil
+	}
+	body := []byte(a.Body)
+	if a.IsBase64Encoded {
+		var err error
+		if body, err = base64.StdEncoding.DecodeString(a.Body); err != nil {
+			return badGateway(req, "the function's answer is marked isBase64Encoded but is not base64"), nil
+		}
+	}
+	hdr := http.Header{}
+	switch kind {
+	case FunctionURL, HTTPAPI:
+		for k, v := range a.Headers {
+			hdr.Set(k, v)
+		}
+		for _, c := range a.Cookies {
+			hdr.Add("Set-Cookie", c)
+		}
+	case RESTAPI:
+		for k, v := range a.Headers {
+			hdr.Set(k, v)
+		}
+		for k, vs := range a.MultiValueHeaders {
+			for _, v := range vs {
+				hdr.Add(k, v)
+			}
+		}
+	case ALB:
+		if a.MultiValueHeaders != nil {
+			return badGateway(req, "an ALB target group without multi-value headers does not read multiValueHeaders"), nil
+		}
+		for k, v := range a.Headers {
+			hdr.Set(k, v)
+		}
+	case ALBMultiValue:
+		if a.Headers != nil {
+			return badGateway(req, "an ALB target group with multi-value headers does not read headers"), nil
+		}
+		for k, vs := range a.MultiValueHeaders {
+			for _, v := range vs {
+				hdr.Add(k, v)
+			}
+		}
+	}
+	if (kind == ALB || kind == ALBMultiValue) && a.StatusDescription == "" {
+		return badGateway(req, "an ALB target's answer has no statusDescription"), nil
+	}
+	return build(req, *a.StatusCode, hdr, body), nil
+}
+
+// badGateway is the 502 a service answers when the function fails or
+// answers what it cannot use.
+func badGateway(req *http.Request, why string) *http.Response {
+	return build(req, http.StatusBadGateway, http.Header{"Content-Type": {"text/plain; charset=utf-8"}}, []byte("lambdatest: Bad Gateway: "+why))
+}
+
+// build is an *http.Response to req with a body of its own; a HEAD answer
+// has none.
+func build(req *http.Request, status int, hdr http.Header, body []byte) *http.Response {
+	if req != nil && req.Method == http.MethodHead {
+		body = nil
+	}
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	return &http.Response{
+		Status:     strconv.Itoa(status) + " " + http.StatusText(status),
+		StatusCode: status,
+		Proto:      "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        hdr,
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       req,
+	}
+}
+
+// Invoke is a function's handler: aws-lambda-go's lambda.Handler.Invoke.
+type Invoke func(ctx context.Context, payload []byte) ([]byte, error)
+
+// DefaultTimeout is a Function's timeout when it sets none.
+const DefaultTimeout = 30 * time.Second
+
+// Function serves HTTP requests through a function's handler as one Kind
+// of service does: each request becomes an event, the handler is invoked
+// with a ctx whose deadline is Timeout away (as Lambda sets it), and its
+// answer becomes the response. An event over MaxPayloadBytes is refused
+// 413 before the handler runs, a handler that returns an error (or panics)
+// is answered 502, and one that has not returned by the deadline 502 too,
+// without waiting for it further, as Lambda ends the invocation.
+type Function struct {
+	Kind    Kind
+	Invoke  Invoke
+	Timeout time.Duration // default DefaultTimeout
+	// Context, when set, is the parent of each invocation's ctx (for the
+	// values Lambda's runtime puts there); default context.Background().
+	Context context.Context
+}
+
+// Do serves one request: it is a conformance.Target's Do.
+func (f Function) Do(r *http.Request) (*http.Response, error) {
+	payload, err := Event(f.Kind, r)
+	if err != nil {
+		return nil, err
+	}
+	if len(payload) > MaxPayloadBytes {
+		return build(r, http.StatusRequestEntityTooLarge, http.Header{"Content-Type": {"text/plain; charset=utf-8"}}, []byte("lambdatest: Request Entity Too Large: the event is over Lambda's 6 MB limit")), nil
+	}
+	parent := f.Context
+	if parent == nil {
+		parent = context.Background()
+	}
+	timeout := f.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+	type result struct {
+		out []byte
+		err error
+	}
+	done := make(chan result, 1) // buffered: a late handler never blocks
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- result{err: fmt.Errorf("the handler panicked: %v", p)}
+			}
+		}()
+		out, err := f.Invoke(ctx, payload)
+		done <- result{out, err}
+	}()
+	select {
+	case res := <-done:
+		if res.err != nil {
+			return badGateway(r, "the function failed: "+res.err.Error()), nil
+		}
+		return Response(f.Kind, res.out, r)
+	case <-ctx.Done():
+		return badGateway(r, "the function timed out"), nil
+	}
+}
+
+// RoundTrip implements http.RoundTripper.
+func (f Function) RoundTrip(r *http.Request) (*http.Response, error) { return f.Do(r) }
+
+// ServeHTTP implements http.Handler: it answers r with what Do returns.
+func (f Function) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	res, err := f.Do(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	defer res.Body.Close()
+	for k, vs := range res.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(res.StatusCode)
+	_, _ = io.Copy(w, res.Body)
+}
