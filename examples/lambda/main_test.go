@@ -46,7 +46,7 @@ type store struct {
 	client *dynamodb.Client
 }
 
-func startStore(t *testing.T) *store {
+func startStore(t testing.TB) *store {
 	t.Helper()
 	s := dynamotest.Start(t)
 	tr := &http.Transport{}
@@ -63,7 +63,7 @@ func startStore(t *testing.T) *store {
 
 // table creates a table of the store's, as an operator does before the
 // first deploy, and returns the function's environment for it.
-func (s *store) table(t *testing.T, name string) []string {
+func (s *store) table(t testing.TB, name string) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
