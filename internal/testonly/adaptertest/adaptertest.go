@@ -215,6 +215,9 @@ func (c *Client) Do(t testing.TB, r Request) Reply {
 	if r.Signature != nil {
 		req.Header.Set(SignatureHeader, *r.Signature)
 	}
+	for _, v := range r.Signatures {
+		req.Header.Add(SignatureHeader, v)
+	}
 	if r.RequestID != "" {
 		req.Header.Set(RequestIDHeader, r.RequestID)
 	}
