@@ -23,10 +23,11 @@ const testKey = "mk_test_0123456789abcdef0123456789abcdef"
 // (*protocol.Handler).Mount) and against every adapter, each mounted at
 // adaptertest.Path on a group or sub-router beside another route and served
 // on a loopback port by its own server (fasthttp for fiber, Hertz's own for
-// Hertz); and against Hertz in process too, through hertzmedian.Do (Hertz's
+// Hertz, net/http in front of lambdatest's stand-in for each Lambda
+// service); and against Hertz in process too, through hertzmedian.Do (Hertz's
 // test helper, ut.PerformRequest).
 func TestConformance(t *testing.T) {
-	for _, a := range append([]adaptertest.Adapter{adapters.NetHTTP}, adapters.All()...) {
+	for _, a := range append(append([]adaptertest.Adapter{adapters.NetHTTP}, adapters.All()...), adapters.Lambda()...) {
 		t.Run(a.Name, func(t *testing.T) {
 			serve := func(key string) func(*http.Request) (*http.Response, error) {
 				return adaptertest.Start(t, a.Endpoint(fixture.Handler(t, key))).Forward

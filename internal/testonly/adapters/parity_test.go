@@ -24,6 +24,7 @@ func TestParity(t *testing.T) {
 	all := adapters.All()
 
 	t.Run("endpoint", func(t *testing.T) {
+		all := append(all, adapters.Lambda()...) // every mount has an endpoint
 		refClient := adaptertest.Start(t, ref.Endpoint(newHandler()))
 		clients := make([]*adaptertest.Client, len(all))
 		for i, a := range all {

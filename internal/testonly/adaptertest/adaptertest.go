@@ -115,6 +115,12 @@ type Adapter struct {
 	// StreamRequestBody): what the keyless-client case measures is then the
 	// framework's, and the case is skipped with this reason. "" runs it.
 	ReservesDeclaredBody string
+	// NoMiddleware says why the adapter has no middleware mode (Lambda's:
+	// the function is the endpoint); Middleware, Chain and Bare are then
+	// nil, and the table's steps that need them are skipped with this
+	// reason. "" for an adapter with one. An adapter without Values skips
+	// the steps that need it too.
+	NoMiddleware string
 	// Foreign is a method the framework does not route to Mount's routes,
 	// and ForeignStatus the status the framework answers it with itself, as
 	// each adapter documents; "" when every method reaches the Handler.

@@ -392,8 +392,12 @@ func (f Function) RoundTrip(r *http.Request) (*http.Response, error) { return f.
 // ServeHTTP implements http.Handler: it answers r with what Do returns.
 func (f Function) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	res, err := f.Do(r)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+	if err != nil { // the request's body could not be read: the client is gone
+		if conn, _, herr := http.NewResponseController(w).Hijack(); herr == nil {
+			_ = conn.Close() // at once, not after net/http's half a second of lingering
+			return
+		}
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	defer res.Body.Close()
