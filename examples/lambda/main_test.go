@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -212,5 +213,46 @@ func TestKeyFile(t *testing.T) {
 		conformance.ToolSample{Tool: "lookup_order", Input: orderInput{OrderID: "A-1001"}, Visitor: conformance.Visitor{Verified: true, ExternalID: "user_7"}})
 	if r.Result.OrderID != "A-1001" {
 		t.Errorf("a call signed with the key in MEDIAN_KEY_FILE answered %d %s", r.Status, r.Raw)
+	}
+}
+
+// TestNotAnHTTPEvent: an event of no HTTP shape is the invocation's error,
+// reported to the Runtime API as Lambda expects, and the function keeps
+// serving.
+func TestNotAnHTTPEvent(t *testing.T) {
+	runnable(t)
+	f := startFunction(t, bootstrap(t, thisArch), "MEDIAN_KEY="+testKey)
+	ctx, cancel := context.WithTimeout(context.Background(), functionTimeout)
+	defer cancel()
+	_, err := f.invoke(ctx, []byte(`{"Records":[{"eventSource":"aws:sqs"}]}`))
+	var fe *functionError
+	if !errors.As(err, &fe) {
+		t.Fatalf("an SQS event was answered %v, want the invocation's error", err)
+	}
+	r := conformance.CallTool[orderResult](t, conformance.Target{Do: f.do(lambdatest.FunctionURL), URL: functionURL, Key: testKey},
+		conformance.ToolSample{Tool: "lookup_order", Input: orderInput{OrderID: "A-1001"}, Visitor: conformance.Visitor{Verified: true, ExternalID: "user_7"}})
+	if r.Result.OrderID != "A-1001" {
+		t.Errorf("after the failed invocation the function answered %d %s", r.Status, r.Raw)
+	}
+}
+
+// TestBadTableNameStopsInit: a table name DynamoDB cannot have stops the
+// function during init, with a log line naming the problem, before it asks
+// for an invocation (Lambda then reports the init as failed).
+func TestBadTableNameStopsInit(t *testing.T) {
+	runnable(t)
+	f := startFunction(t, bootstrap(t, thisArch), "MEDIAN_KEY="+testKey, TableEnv+"=no such table")
+	select {
+	case <-f.gone:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the function did not exit; its log:\n%s", f.log)
+	}
+	select {
+	case <-f.rt.firstGet:
+		t.Error("the function asked for an invocation with an unusable table name")
+	default:
+	}
+	if f.err == nil || !strings.Contains(f.log.String(), `the table name \"no such table\"`) {
+		t.Errorf("exit %v; the log does not name the table problem:\n%s", f.err, f.log)
 	}
 }
