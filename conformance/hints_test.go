@@ -165,7 +165,7 @@ func TestFailuresNameTheFrameworkSetting(t *testing.T) {
 				return true
 			},
 			id:   "manifest/signed-get",
-			want: []string{"Beego's", "web.Handler", "docs/MOUNTING.md#beego"},
+			want: []string{"Beego's", "app.Handler", "docs/MOUNTING.md#beego"},
 		},
 		{
 			name: "any other page in front: net/http's 404",
