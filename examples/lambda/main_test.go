@@ -118,6 +118,13 @@ func TestConformanceThroughTheRuntimeAPI(t *testing.T) {
 			f := startFunction(t, bin, append(env, "MEDIAN_KEY="+testKey)...)
 			f.waitReady(t)
 			target := conformance.Target{Do: f.do(kind), URL: functionURL, Key: testKey, Replay: true, Tools: samples(t)}
+			if kind == lambdatest.ALB {
+				// An ALB target group without multi-value headers passes on
+				// only the last line of a header sent twice (AWS's documented
+				// behaviour, which lambdatest follows): a signature a proxy
+				// split over two lines cannot reach the function whole.
+				target.Skip = []string{"signature/repeated-header", "signature/repeated-header-two-t"}
+			}
 			target.BuildWithKey = func(key string) (func(*http.Request) (*http.Response, error), error) {
 				g, err := launch(bin, append(env, "MEDIAN_KEY="+key)...)
 				if err != nil {
