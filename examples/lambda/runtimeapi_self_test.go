@@ -19,20 +19,25 @@ func TestRuntimeAPI(t *testing.T) {
 	rt := newRuntimeAPI(functionTimeout)
 	defer rt.Close()
 	base := rt.srv.URL + "/2018-06-01/runtime"
+	// post returns the status of a POST, or 0 when it failed (t.Error
+	// says why): it runs in the background goroutines too.
 	post := func(path, body string) int {
-		t.Helper()
 		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return 0
 		}
 		defer resp.Body.Close()
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return resp.StatusCode
 	}
 	// next asks for an invocation and answers it with answer, in the
-	// background, as a function's runtime loop does.
-	next := func(answer func(id string, h http.Header, payload []byte)) {
+	// background, as a function's runtime loop does; the channel closes
+	// when answer has returned.
+	next := func(answer func(id string, h http.Header, payload []byte)) <-chan struct{} {
+		done := make(chan struct{})
 		go func() {
+			defer close(done)
 			resp, err := http.Get(base + "/invocation/next")
 			if err != nil {
 				t.Error(err)
@@ -42,12 +47,13 @@ func TestRuntimeAPI(t *testing.T) {
 			resp.Body.Close()
 			answer(resp.Header.Get("Lambda-Runtime-Aws-Request-Id"), resp.Header, payload)
 		}()
+		return done
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	gone := make(chan struct{})
 
-	next(func(id string, h http.Header, payload []byte) {
+	answered := next(func(id string, h http.Header, payload []byte) {
 		ms, err := strconv.ParseInt(h.Get("Lambda-Runtime-Deadline-Ms"), 10, 64)
 		if err != nil || time.Until(time.UnixMilli(ms)) <= 0 || time.Until(time.UnixMilli(ms)) > functionTimeout {
 			t.Errorf("deadline header %q is not within the function's timeout", h.Get("Lambda-Runtime-Deadline-Ms"))
@@ -63,14 +69,16 @@ func TestRuntimeAPI(t *testing.T) {
 		}
 	})
 	out, err := rt.Invoke(ctx, []byte(`{"a":1}`), gone)
+	<-answered
 	if err != nil || string(out) != `echo:{"a":1}` {
 		t.Fatalf("Invoke returned %q, %v; want the function's response", out, err)
 	}
 
-	next(func(id string, _ http.Header, _ []byte) {
+	answered = next(func(id string, _ http.Header, _ []byte) {
 		post("/invocation/"+id+"/error", `{"errorMessage":"no such event","errorType":"errorString"}`)
 	})
 	_, err = rt.Invoke(ctx, []byte(`{}`), gone)
+	<-answered
 	var fe *functionError
 	if !errors.As(err, &fe) || fe.Type != "errorString" || fe.Message != "no such event" {
 		t.Fatalf("Invoke of an invocation the function failed returned %v, want its error", err)
