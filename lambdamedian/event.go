@@ -25,10 +25,17 @@ const maxPayloadBytes = 6 << 20
 // JSON around them.
 const envelopeBytes = 1 << 10
 
+// maxALBBytes is an Application Load Balancer's own limit on the request
+// body it sends a Lambda target and on the answer's JSON: 1 MB.
+const maxALBBytes = 1_000_000
+
 // maxAnswerBytes is the longest answer body that fits Lambda's response
 // once encoded: a body escaped as a JSON string may grow, so one that
 // grows past base64's 4/3 is sent base64-encoded.
 const maxAnswerBytes = (maxPayloadBytes - envelopeBytes) / 4 * 3
+
+// maxALBAnswerBytes is maxAnswerBytes behind an ALB.
+const maxALBAnswerBytes = (maxALBBytes - envelopeBytes) / 4 * 3
 
 // maxDeliveredBody is the longest request body Lambda delivers whichever
 // way the service encodes it: a service sends a body base64-encoded
@@ -44,6 +51,14 @@ const (
 	alb                       // an ALB target group without multi-value headers
 	albMultiValue             // an ALB target group with multi-value headers
 )
+
+// maxAnswer is the longest answer body the service of kind k returns.
+func (k kind) maxAnswer() int {
+	if k == alb || k == albMultiValue {
+		return maxALBAnswerBytes
+	}
+	return maxAnswerBytes
+}
 
 // event is the union of the events Lambda receives HTTP with: only the
 // fields the endpoint reads, decoded once.
@@ -171,7 +186,7 @@ type answer struct {
 // encode writes the core's answer in the event's shape. The body is sent as
 // it is, or base64-encoded when escaping it as a JSON string would grow it
 // past base64's size (or it is not UTF-8), so that every answer the core
-// keeps under maxAnswerBytes fits Lambda's response.
+// keeps under its kind's maxAnswer fits the service's response.
 func (ev *event) encode(resp protocol.Response) ([]byte, error) {
 	if resp.Status == 0 { // never for Serve's answers; nothing to write
 		resp.Status = http.StatusNoContent

@@ -45,7 +45,12 @@
 // deliver (about 4.5 MiB, as a body may come base64-encoded); keep it at or
 // below that so the contract's 413 invalid_body answers every oversized
 // body. An answer too large for Lambda's response is answered
-// execution_failed saying so, instead of failing the invocation.
+// execution_failed saying so, instead of failing the invocation. An
+// Application Load Balancer allows less, 1 MB each way: behind one, an
+// answer over about 730 KB is answered so, and a body over 1 MB is refused
+// by the load balancer itself, so set MaxBodyBytes below 1,000,000 there
+// (960 KiB, say; the default, 1 MiB, is above it) for the contract's 413
+// to answer the bodies between the two.
 //
 // Replay protection: the default in-memory store protects one instance,
 // and Lambda runs many, so two copies of a call that reach two instances
@@ -135,6 +140,6 @@ func (f *handler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	if deadline, ok := ctx.Deadline(); ok {
 		req.AnswerBy = deadline.Add(-min(f.margin, time.Until(deadline)/2))
 	}
-	req.MaxAnswerBytes = maxAnswerBytes
+	req.MaxAnswerBytes = ev.kind.maxAnswer()
 	return ev.encode(f.h.Serve(ctx, req))
 }

@@ -338,6 +338,26 @@ func TestAnswerTooLarge(t *testing.T) {
 	assert.Equal(t, `{"result":"`+strings.Repeat(`\"`, 2000000)+`"}`, string(answer))
 }
 
+// TestAnswerTooLargeForALB: behind an ALB, whose limit on the answer is
+// 1 MB, an answer that a Function URL returns whole is answered
+// execution_failed saying so, never the load balancer's 502.
+func TestAnswerTooLargeForALB(t *testing.T) {
+	f := newFixture(t)
+	body := call("big", "call_alb_big", `{"bytes":800000,"char":"a"}`)
+	for _, kind := range []lambdatest.Kind{lambdatest.ALB, lambdatest.ALBMultiValue} {
+		fn := lambdatest.Function{Kind: kind, Invoke: lambdamedian.New(f.h).Invoke}
+		got := do(t, fn, signed(t, body, "application/json"))
+		assert.Equal(t, http.StatusOK, got.status, kind)
+		assert.Contains(t, got.body, `{"error":{"code":"execution_failed","message":"the answer of tool big is too large for this server to return (800013 bytes, at most`, kind)
+	}
+	fits := call("big", "call_alb_fits", `{"bytes":700000,"char":"a"}`)
+	got := do(t, lambdatest.Function{Kind: lambdatest.ALB, Invoke: lambdamedian.New(f.h).Invoke}, signed(t, fits, "application/json"))
+	assert.Equal(t, http.StatusOK, got.status)
+	assert.Len(t, got.body, 700013, "an answer under the ALB's limit is returned whole")
+	url := do(t, lambdatest.Function{Kind: lambdatest.FunctionURL, Invoke: lambdamedian.New(f.h).Invoke}, signed(t, call("big", "call_url_big", `{"bytes":800000,"char":"a"}`), "application/json"))
+	assert.Len(t, url.body, 800013, "a Function URL returns it whole")
+}
+
 // TestWarnings: New warns, through the Handler's logger, when the body
 // limit is above what Lambda delivers, and on Lambda when answers are kept
 // in memory.

@@ -125,6 +125,14 @@ func TestConformanceThroughTheRuntimeAPI(t *testing.T) {
 				// split over two lines cannot reach the function whole.
 				target.Skip = []string{"signature/repeated-header", "signature/repeated-header-two-t"}
 			}
+			if kind == lambdatest.ALB || kind == lambdatest.ALBMultiValue {
+				// The example is a Function URL's and keeps the default body
+				// limit, 1 MiB, above an ALB's own 1 MB: the load balancer
+				// answers the suite's oversized bodies itself. Behind an ALB,
+				// MaxBodyBytes goes below 1 MB (lambdamedian's doc); the
+				// adapter table runs the suite so.
+				target.Skip = append(target.Skip, "body/oversized", "body/oversized-chunked")
+			}
 			target.BuildWithKey = func(key string) (func(*http.Request) (*http.Response, error), error) {
 				g, err := launch(bin, append(env, "MEDIAN_KEY="+key)...)
 				if err != nil {

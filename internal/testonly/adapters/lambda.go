@@ -17,9 +17,12 @@ func Lambda() []adaptertest.Adapter {
 	kinds := lambdatest.Kinds()
 	out := make([]adaptertest.Adapter, len(kinds))
 	for i, kind := range kinds {
-		last := ""
+		last, limit := "", int64(0)
 		if kind == lambdatest.ALB {
 			last = "an ALB target group without multi-value headers passes on only the last line of a repeated header (lambdamedian's doc says to turn them on)"
+		}
+		if kind == lambdatest.ALB || kind == lambdatest.ALBMultiValue {
+			limit = 960 << 10 // below the ALB's 1 MB, as lambdamedian's doc says
 		}
 		out[i] = adaptertest.Adapter{
 			Name: "lambda " + kind.String(),
@@ -28,6 +31,7 @@ func Lambda() []adaptertest.Adapter {
 			},
 			NoMiddleware:   "lambdamedian has no middleware mode: the function is the endpoint",
 			LastHeaderLine: last,
+			MaxBodyBytes:   limit,
 			// The services read the whole request before they invoke the
 			// function, which gets it as one event.
 			ReservesDeclaredBody: "Lambda's services read the whole request before they invoke the function",

@@ -127,6 +127,12 @@ type Adapter struct {
 	// header as several lines (Request.Signatures) are then skipped with
 	// this reason, the conformance suite's too. "" for every other mount.
 	LastHeaderLine string
+	// MaxBodyBytes is the Handler's body limit the mount needs when the
+	// platform's own limit is below the contract's default of 1 MiB (an
+	// ALB's 1 MB): the Handler behind the mount must be configured below
+	// it, as its docs tell users, and the conformance run builds it with
+	// this limit. 0 for every other mount.
+	MaxBodyBytes int64
 	// Foreign is a method the framework does not route to Mount's routes,
 	// and ForeignStatus the status the framework answers it with itself, as
 	// each adapter documents; "" when every method reaches the Handler.

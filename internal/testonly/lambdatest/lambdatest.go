@@ -73,6 +73,13 @@ func (k Kind) String() string {
 // and on its answer: 6 MB (6 MiB).
 const MaxPayloadBytes = 6 << 20
 
+// MaxALBBytes is an Application Load Balancer's own limit on the request
+// body it sends a Lambda target and on the answer's JSON: 1 MB.
+const MaxALBBytes = 1_000_000
+
+// isALB reports whether k is one of the ALB kinds.
+func (k Kind) isALB() bool { return k == ALB || k == ALBMultiValue }
+
 // The identifiers the events carry.
 const (
 	accountID      = "123456789012"
@@ -243,7 +250,7 @@ type answer struct {
 // Response reads the function's answer to req as kind's service does and
 // returns the response the client gets. An answer the service cannot use
 // (not a JSON object with a statusCode, a body that is not base64 when it
-// says so, or over MaxPayloadBytes) is answered 502 with the service's own
+// says so, or over MaxPayloadBytes, or MaxALBBytes for an ALB) is answered 502 with the service's own
 // text, as is an answer with the headers the service does not read (an
 // ALB with multi-value headers reads multiValueHeaders only, one without
 // them headers only). A payload 2.0 answer that is not such an object is
@@ -251,6 +258,9 @@ type answer struct {
 func Response(kind Kind, payload []byte, req *http.Request) (*http.Response, error) {
 	if len(payload) > MaxPayloadBytes {
 		return badGateway(req, "the function's answer is over Lambda's 6 MB response limit"), nil
+	}
+	if kind.isALB() && len(payload) > MaxALBBytes {
+		return badGateway(req, "the function's answer is over the load balancer's 1 MB limit"), nil
 	}
 	var a answer
 	if err := json.Unmarshal(payload, &a); err != nil || a.StatusCode == nil {
@@ -346,8 +356,8 @@ const DefaultTimeout = 30 * time.Second
 // Function serves HTTP requests through a function's handler as one Kind
 // of service does: each request becomes an event, the handler is invoked
 // with a ctx whose deadline is Timeout away (as Lambda sets it), and its
-// answer becomes the response. An event over MaxPayloadBytes is refused
-// 413 before the handler runs, a handler that returns an error (or panics)
+// answer becomes the response. An event over MaxPayloadBytes (behind an
+// ALB, a body over MaxALBBytes) is refused 413 before the handler runs, a handler that returns an error (or panics)
 // is answered 502, and one that has not returned by the deadline 502 too,
 // without waiting for it further, as Lambda ends the invocation.
 type Function struct {
@@ -361,6 +371,18 @@ type Function struct {
 
 // Do serves one request: it is a conformance.Target's Do.
 func (f Function) Do(r *http.Request) (*http.Response, error) {
+	if f.Kind.isALB() && r.Body != nil {
+		// The load balancer refuses a body over its limit itself.
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, fmt.Errorf("lambdatest: reading the request body: %w", err)
+		}
+		_ = r.Body.Close()
+		if len(body) > MaxALBBytes {
+			return build(r, http.StatusRequestEntityTooLarge, http.Header{"Content-Type": {"text/html"}}, []byte("<html><body><h1>413 Request Entity Too Large</h1></body></html>")), nil
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
 	payload, err := Event(f.Kind, r)
 	if err != nil {
 		return nil, err
@@ -368,6 +390,7 @@ func (f Function) Do(r *http.Request) (*http.Response, error) {
 	if len(payload) > MaxPayloadBytes {
 		return build(r, http.StatusRequestEntityTooLarge, http.Header{"Content-Type": {"text/plain; charset=utf-8"}}, []byte("lambdatest: Request Entity Too Large: the event is over Lambda's 6 MB limit")), nil
 	}
+
 	parent := f.Context
 	if parent == nil {
 		parent = context.Background()
