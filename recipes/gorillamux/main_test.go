@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net/http"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -34,13 +33,6 @@ func TestTrapsAvoided(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"/api/median", "/api/median/"} {
-		status, hdr, body := recipetest.Get(t, base+path)
-		if status != http.StatusOK || hdr.Get("Content-Type") != "application/json" {
-			t.Errorf("GET %s: got %d %s %s, want the manifest (200 application/json)", path, status, hdr.Get("Content-Type"), body)
-		}
-	}
-	if status, _, body := recipetest.Get(t, base+"/api/orders"); status != http.StatusUnauthorized {
-		t.Errorf("GET /api/orders without a token: got %d %s, want the app's 401 (the auth middleware must still guard the app)", status, body)
-	}
+	recipetest.CheckManifest(t, base)
+	recipetest.CheckGuarded(t, base)
 }

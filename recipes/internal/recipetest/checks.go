@@ -29,6 +29,30 @@ func CheckDiagnostics(t testing.TB, url string) {
 	checkAnswer(t, url, []byte(`{"op":"diagnostics"}`), http.StatusOK, "result")
 }
 
+// CheckManifest sends a signed GET to base+"/api/median" and to
+// base+"/api/median/", and fails t unless the Handler answered both with
+// its manifest (200 application/json): no route for POST only, no
+// redirect of the trailing slash.
+func CheckManifest(t testing.TB, base string) {
+	t.Helper()
+	for _, path := range []string{"/api/median", "/api/median/"} {
+		status, hdr, body := Get(t, base+path)
+		if status != http.StatusOK || hdr.Get("Content-Type") != "application/json" {
+			t.Errorf("GET %s: got %d %s %s, want the manifest (200 application/json)", path, status, hdr.Get("Content-Type"), body)
+		}
+	}
+}
+
+// CheckGuarded sends GET base+"/api/orders" without a token and fails t
+// unless the app's own auth middleware answered 401: the endpoint sits
+// beside that middleware, which still guards the app's routes.
+func CheckGuarded(t testing.TB, base string) {
+	t.Helper()
+	if status, _, body := Get(t, base+"/api/orders"); status != http.StatusUnauthorized {
+		t.Errorf("GET /api/orders without a token: got %d %s, want the app's 401 (the auth middleware must still guard the app)", status, body)
+	}
+}
+
 // CheckBodyLimit sends url (an endpoint built by CatalogHandler) signed
 // diagnostics requests of exactly DefaultMaxBodyBytes and of one byte
 // more, and fails t unless the Handler answered both: its result, then its
