@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"net/http"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/median-go/median/conformance"
 	"github.com/median-go/median/lambdamedian"
 	"github.com/median-go/median/protocol"
 )
@@ -93,4 +95,34 @@ func ExampleNew() {
 	}
 	fmt.Println(answer.StatusCode, answer.Headers["Content-Type"], answer.Body)
 	// Output: 200 application/json {"result":{"orderId":"A-1001","status":"shipped"}}
+}
+
+// Do runs the function in memory for tests, as a Function URL invokes it:
+// here the whole conformance suite checks the function, key cases
+// included, with no deployment.
+func ExampleDo() {
+	build := func(key string) (func(*http.Request) (*http.Response, error), error) {
+		h, err := protocol.New(protocol.Config{
+			Keys:  []string{key},
+			Tools: []*protocol.Tool{protocol.NewTool("lookup_order", protocol.RiskLow, "Looks up one of the customer's orders.", lookupOrder)},
+		})
+		if h == nil {
+			return nil, err
+		}
+		return lambdamedian.Do(lambdamedian.New(h)), err // a bad key's Handler answers its 500
+	}
+	do, err := build(exampleKey)
+	if err != nil {
+		log.Fatal(err)
+	}
+	target := conformance.Target{
+		Do: do, URL: "https://fn.example.test/", Key: exampleKey, Replay: true, BuildWithKey: build,
+		Tools: []conformance.ToolSample{{Tool: "lookup_order", Input: OrderIn{OrderID: "A-1001"}}},
+	}
+	report, err := conformance.Check(context.Background(), target, conformance.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("failed:", report.Err())
+	// Output: failed: <nil>
 }

@@ -57,6 +57,11 @@
 // both run. New warns when it runs on Lambda with the in-memory store: use
 // a shared store (protocol/dynamostore).
 //
+// Testing: [Do] sends a net/http request to the function in memory as a
+// Function URL invokes it, which is what conformance.Target.Do takes, so
+// the conformance suite checks the function in a go test, without a
+// deployment.
+//
 // Middleware mode, where the app's own handlers answer verified calls, is
 // not offered: a Lambda function built around this package is the
 // endpoint. An app that already has a net/http router runs it on Lambda

@@ -2,7 +2,9 @@ package lambdamedian_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -387,4 +390,46 @@ func TestWarnings(t *testing.T) {
 		lambdamedian.New(f.h)
 		assert.NotContains(t, f.logs.String(), storeWarning, "no store at all")
 	})
+}
+
+// invokeFunc is a lambda.Handler made of a function, for Do's tests.
+type invokeFunc func(ctx context.Context, payload []byte) ([]byte, error)
+
+func (f invokeFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	return f(ctx, payload)
+}
+
+// TestDo: Do sends a request as a Function URL's event (lower-case header
+// names, a repeated header joined, the body base64-encoded) with a
+// deadline on the invocation's ctx, reads a base64 answer back, and
+// returns the function's error as is.
+func TestDo(t *testing.T) {
+	var got events.LambdaFunctionURLRequest
+	var deadline bool
+	fn := invokeFunc(func(ctx context.Context, payload []byte) ([]byte, error) {
+		_, deadline = ctx.Deadline()
+		require.NoError(t, json.Unmarshal(payload, &got))
+		return []byte(`{"statusCode":201,"headers":{"Content-Type":"application/json"},"body":"eyJvayI6dHJ1ZX0=","isBase64Encoded":true}`), nil
+	})
+	req := httptest.NewRequest(http.MethodPost, "/api/median?x=1", strings.NewReader(`{"a":1}`))
+	req.Header.Add("Median-Signature", "t=1")
+	req.Header.Add("Median-Signature", "v1=2")
+	res, err := lambdamedian.Do(fn)(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	assert.Equal(t, http.StatusCreated, res.StatusCode)
+	assert.Equal(t, "application/json", res.Header.Get("Content-Type"))
+	assert.Equal(t, `{"ok":true}`, string(body))
+	assert.True(t, deadline, "the invocation's ctx has a deadline, as Lambda's has")
+	assert.Equal(t, "2.0", got.Version)
+	assert.Equal(t, http.MethodPost, got.RequestContext.HTTP.Method)
+	assert.Equal(t, "/api/median", got.RawPath)
+	assert.Equal(t, "x=1", got.RawQueryString)
+	assert.Equal(t, "t=1,v1=2", got.Headers["median-signature"])
+	assert.True(t, got.IsBase64Encoded)
+	assert.Equal(t, base64.StdEncoding.EncodeToString([]byte(`{"a":1}`)), got.Body)
+
+	failing := invokeFunc(func(context.Context, []byte) ([]byte, error) { return nil, errors.New("boom") })
+	_, err = lambdamedian.Do(failing)(httptest.NewRequest(http.MethodGet, "/", nil))
+	assert.EqualError(t, err, "boom")
 }
