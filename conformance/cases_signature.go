@@ -152,6 +152,18 @@ func signatureCases() []testCase {
 				h := fmt.Sprintf("t=%d,v1=%s,v1=%s", at.UnixMilli(), other, hexOf(sig))
 				return expectAccepted(s.send(&roundTrip{method: http.MethodPost, body: body, signature: h}), "one of two v1 entries is valid")
 			}),
+		c("signature/repeated-header", "§1.1", "a header sent as two lines, t=… and v1=… (a proxy that splits it on commas), is joined with \",\" and accepted", false,
+			func(s *session) finding {
+				body, sig, _ := signed(s)
+				x := &roundTrip{method: http.MethodPost, body: body, signature: sig, lines: strings.Split(sig, ",")}
+				return splitHeaderLost(expectAccepted(s.send(x), "the signature's entries on header lines of their own"))
+			}),
+		c("signature/repeated-header-two-t", "§1.1", "a header sent as two lines that are each a whole signature is read joined, with two t entries, and refused 401 malformed_signature (a server that reads only the first line accepts it)", false,
+			func(s *session) finding {
+				body, sig, _ := signed(s)
+				x := s.send(&roundTrip{method: http.MethodPost, body: body, signature: sig + "," + sig, lines: []string{sig, sig}})
+				return splitHeaderLost(expectError(x, http.StatusUnauthorized, protocol.CodeMalformedSignature))
+			}),
 		c("signature/uppercase-hex", "§1.1", "a v1 in uppercase hex is accepted", false,
 			func(s *session) finding {
 				body, sig, at := signed(s)
@@ -170,6 +182,16 @@ func signatureCases() []testCase {
 				return expectAccepted(s.send(&roundTrip{method: http.MethodPost, body: body, signature: h}), "v0 and v2 entries beside a valid v1")
 			}),
 	}
+}
+
+// splitHeaderLost adds to a failed repeated-header case what usually
+// causes it: a layer that passes on one line of a header sent several
+// times, not all of them joined.
+func splitHeaderLost(o finding) finding {
+	if o.status == statusFail {
+		o.message += ". Likely cause: a layer between the client and the Handler passed on only one line of the repeated median-signature header (an ALB target group without multi-value headers passes the last; a mount that reads the header with Get, the first); every line must reach the Handler joined with \",\" (PROTOCOL.md §1.1): see " + link("lambda") + " and " + link("what-any-mount-must-do")
+	}
+	return o
 }
 
 // timestampCases check the 5-minute window of §1.1, in both directions.

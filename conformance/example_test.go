@@ -184,8 +184,8 @@ func newFunction(key string) (func(context.Context, event) reply, error) {
 func serve(fn func(context.Context, event) reply) func(*http.Request) (*http.Response, error) {
 	return func(r *http.Request) (*http.Response, error) {
 		e := event{Method: r.Method, Headers: map[string]string{}}
-		for name := range r.Header {
-			e.Headers[strings.ToLower(name)] = r.Header.Get(name)
+		for name, values := range r.Header { // a repeated header joined with ",", as API Gateway's payload 2.0 does
+			e.Headers[strings.ToLower(name)] = strings.Join(values, ",")
 		}
 		if r.Body != nil {
 			body, err := io.ReadAll(r.Body)

@@ -83,7 +83,7 @@ var hints = []frameworkHint{
 			return mediaType(x) == "text/html" && bytes.Contains(bytes.ToLower(x.resp), []byte("beego"))
 		},
 		text: func(x *roundTrip) string {
-			return "this HTML page is Beego's: the path or the method is not routed to the Handler (register it with web.Handler for both paths and every method): see " + link("beego")
+			return "this HTML page is Beego's: the path or the method is not routed to the Handler (register it as a plain handler, app.Handler(\"/api/median\", h), which takes every method and the trailing-slash path): see " + link("beego")
 		},
 	},
 	{ // A redirect: the router corrected the path.
@@ -99,7 +99,7 @@ var hints = []frameworkHint{
 			if loc := x.header.Get("Location"); loc != "" {
 				to = " to " + loc
 			}
-			return "a redirect" + to + " is the router correcting the path instead of passing it to the Handler: gorilla/mux's StrictSlash(true), Iris's path correction, gin's or Hertz's trailing-slash redirect (on by default) when only one of the path and the path with a trailing slash is registered, echo's trailing-slash middleware with a RedirectCode; register both, turn the correction off (see " + link("gorillamux") + ", " + link("iris") + ") and see " + link("what-any-mount-must-do")
+			return "a redirect" + to + " is the router correcting the path instead of passing it to the Handler: gorilla/mux's StrictSlash(true), Iris's path correction, gin's or Hertz's trailing-slash redirect (on by default) when only one of the path and the path with a trailing slash is registered, echo's trailing-slash middleware with a RedirectCode; register both paths and turn the correction off (Iris folds both into one route: turn off only its redirection, iris.WithoutPathCorrectionRedirection; see " + link("gorillamux") + ", " + link("iris") + ") and see " + link("what-any-mount-must-do")
 		},
 	},
 	{ // A router's 405: the route exists for some methods only.

@@ -165,7 +165,7 @@ func TestFailuresNameTheFrameworkSetting(t *testing.T) {
 				return true
 			},
 			id:   "manifest/signed-get",
-			want: []string{"Beego's", "web.Handler", "docs/MOUNTING.md#beego"},
+			want: []string{"Beego's", "app.Handler", "docs/MOUNTING.md#beego"},
 		},
 		{
 			name: "any other page in front: net/http's 404",
@@ -210,4 +210,26 @@ func TestContractAnswersGetNoHint(t *testing.T) {
 	require.Equal(t, "fail", v.Status, "%s", v)
 	assert.NotContains(t, v.Message, "Likely cause")
 	assert.NotContains(t, v.Message, "MOUNTING.md")
+}
+
+// TestRepeatedHeaderLostNamesTheLayer: when a layer in front passes on
+// only one line of a median-signature header sent as several (an ALB
+// target group without multi-value headers keeps the last), both
+// repeated-header cases fail saying so and link the Lambda recipe.
+func TestRepeatedHeaderLostNamesTheLayer(t *testing.T) {
+	lastLine := func(w http.ResponseWriter, r *http.Request) bool {
+		if v := r.Header.Values("Median-Signature"); len(v) > 1 {
+			r.Header.Set("Median-Signature", v[len(v)-1])
+		}
+		return false // the core answers, with what is left
+	}
+	rep, err := conformance.Check(t.Context(), fixtureTarget(t, inFront(t, lastLine)), conformance.Options{Run: "^signature/repeated-header"})
+	require.NoError(t, err)
+	for _, id := range []string{"signature/repeated-header", "signature/repeated-header-two-t"} {
+		v, ok := verdict(rep, id)
+		require.True(t, ok, "case %s did not run", id)
+		require.Equal(t, "fail", v.Status, "%s", v)
+		assert.Contains(t, v.Message, "passed on only one line of the repeated median-signature header")
+		assert.Contains(t, v.Message, "docs/MOUNTING.md#lambda")
+	}
 }

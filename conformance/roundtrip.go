@@ -17,10 +17,14 @@ type roundTrip struct {
 	url       string
 	signature string // "" when the header was not sent
 	sendSig   bool   // send the header even when empty
-	check     string // the median-check header sent: the request's mark or the session's check token
-	body      []byte
-	chunked   bool   // send the body without a Content-Length
-	curlBody  string // shell text producing the body, for bodies too big to show
+	// lines, when set, are the header's values sent as lines of their own,
+	// in order (a proxy that splits it on commas); signature is then
+	// their join with ",", as the server reads them (§1.1).
+	lines    []string
+	check    string // the median-check header sent: the request's mark or the session's check token
+	body     []byte
+	chunked  bool   // send the body without a Content-Length
+	curlBody string // shell text producing the body, for bodies too big to show
 
 	status  int
 	header  http.Header
@@ -39,8 +43,8 @@ func (x *roundTrip) curl() string {
 	b.WriteString("curl -sS -i -X ")
 	b.WriteString(x.method)
 	b.WriteString(" " + shellQuote(x.url))
-	if x.signature != "" || x.sendSig {
-		b.WriteString(" -H " + shellQuote(signatureHeader+": "+x.signature))
+	for _, v := range x.headerLines() {
+		b.WriteString(" -H " + shellQuote(signatureHeader+": "+v))
 	}
 	if x.check != "" {
 		b.WriteString(" -H " + shellQuote(checkHeader+": "+x.check))
@@ -58,6 +62,18 @@ func (x *roundTrip) curl() string {
 		}
 	}
 	return b.String()
+}
+
+// headerLines returns the median-signature header lines x sends: none,
+// the signature, or its lines.
+func (x *roundTrip) headerLines() []string {
+	switch {
+	case x.lines != nil:
+		return x.lines
+	case x.signature != "" || x.sendSig:
+		return []string{x.signature}
+	}
+	return nil
 }
 
 // shellQuote quotes s for a POSIX shell.

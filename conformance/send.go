@@ -41,8 +41,8 @@ func (s *session) sendWith(do func(*http.Request) (*http.Response, error), x *ro
 		return x
 	}
 	req.Header.Set("User-Agent", s.t.UserAgent)
-	if x.signature != "" || x.sendSig {
-		req.Header[http.CanonicalHeaderKey(signatureHeader)] = []string{x.signature}
+	if lines := x.headerLines(); lines != nil {
+		req.Header[http.CanonicalHeaderKey(signatureHeader)] = lines
 	}
 	if x.check = s.checkHeader(x); x.check != "" {
 		req.Header.Set(checkHeader, x.check)

@@ -111,7 +111,7 @@ func New(h *protocol.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		ctx := newContext(c)
 		defer ctx.Detach()
-		req, stream := fasthttpio.Request(c.Request(), c.Method(), c.Get(fasthttpio.SignatureHeader))
+		req, stream := fasthttpio.Request(c.Request(), c.Method())
 		fasthttpio.Write(c.Response(), h.Serve(ctx, req))
 		stream.CloseIfUnread(c.Context())
 		return nil
@@ -195,7 +195,7 @@ func Middleware(h *protocol.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		ctx := newContext(c)
 		defer ctx.Detach()
-		req, stream := fasthttpio.Request(c.Request(), c.Method(), c.Get(fasthttpio.SignatureHeader))
+		req, stream := fasthttpio.Request(c.Request(), c.Method())
 		callCtx, resp, ok := h.Verify(ctx, req)
 		if !ok {
 			fasthttpio.Write(c.Response(), resp)

@@ -29,6 +29,7 @@ import (
 
 	"github.com/median-go/median/hertzmedian"
 	"github.com/median-go/median/internal/testonly/adaptertest"
+	"github.com/median-go/median/internal/testonly/hertztest"
 	"github.com/median-go/median/protocol"
 )
 
@@ -62,14 +63,7 @@ func start(t *testing.T, routes func(hz *server.Hertz), opts ...config.Option) (
 			defer close(done)
 			_ = hz.Run()
 		}()
-		return func() {
-			for deadline := time.Now().Add(5 * time.Second); !hz.IsRunning() && time.Now().Before(deadline); {
-				time.Sleep(time.Millisecond)
-			}
-			_ = hz.Shutdown(context.Background())
-			_ = ln.Close()
-			<-done
-		}
+		return func() { hertztest.Stop(hz, ln, done) }
 	})
 	return c, addr
 }

@@ -13,14 +13,15 @@ import (
 
 // request builds the core's view of the Hertz request: the method and the
 // median-signature header as strings of their own (Hertz reuses its
-// buffers once the handler returns), and the body as Hertz holds it,
+// buffers once the handler returns; a header sent more than once is
+// joined with ",", PROTOCOL.md §1.1), and the body as Hertz holds it,
 // which the core copies (see protocol.Request). A streamed body
 // (server.WithStreamBody) is left unread for the core to read up to its
 // limit; stream is nil unless the body is streamed.
 func request(c *app.RequestContext) (r protocol.Request, stream *bodyStream) {
 	r = protocol.Request{
 		Method:        method(c.Request.Header.Method()),
-		Signature:     string(c.Request.Header.Peek(httpwire.SignatureHeader)),
+		Signature:     httpwire.JoinSignature(c.Request.Header.PeekAll(httpwire.SignatureHeader)),
 		Check:         string(c.Request.Header.Peek(httpwire.CheckHeader)), // a copy: Hertz reuses the header's bytes
 		ContentLength: -1,
 	}

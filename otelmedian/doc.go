@@ -56,6 +56,10 @@
 //	                        (protocol.Event.OffContract); absent otherwise
 //	http.response.status_code  the status that handler wrote, on such
 //	                        calls only (the answer's body was not seen)
+//	median.check            true when the request was a check's (a
+//	                        conformance run, mediancheck, a probe marked
+//	                        with protocol.Key.CheckMark), not Median's
+//	                        (protocol.Event.Check); absent otherwise
 //
 // With [WithInputAndResult] the span also carries the call's input as
 // gen_ai.tool.call.arguments, the result of a successful call (refusals
@@ -87,6 +91,8 @@
 //	median.risk             the call's risk, on tool calls
 //	median.replayed         true or false, on tool calls
 //	median.refusal.reason   the refusal's reason, on refusals
+//	median.check            true on a check's requests, absent on Median's,
+//	                        so dashboards can leave checks out
 //	http.request.method     GET, POST or _OTHER (median.requests only)
 //
 // A served manifest is a GET with outcome result; diagnostics are POST

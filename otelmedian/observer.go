@@ -30,6 +30,7 @@ const (
 	keyOutcome       = attribute.Key("median.outcome")
 	keyOffContract   = attribute.Key("median.off_contract")
 	keyErrorRef      = attribute.Key("median.error.ref")
+	keyCheck         = attribute.Key("median.check")
 )
 
 // The values of median.outcome.
@@ -129,6 +130,9 @@ func (o *Observer) span(ctx context.Context, ev protocol.Event) {
 	if ev.EvictedEarly > 0 {
 		attrs = append(attrs, keyEvictedEarly.Int(ev.EvictedEarly))
 	}
+	if ev.Check {
+		attrs = append(attrs, keyCheck.Bool(true))
+	}
 	failed := ev.Code != ""
 	if ev.OffContract {
 		attrs = append(attrs, keyOffContract.Bool(true), semconv.HTTPResponseStatusCode(ev.Status))
@@ -182,6 +186,9 @@ func metricAttributes(ev protocol.Event) []attribute.KeyValue {
 		attrs = append(attrs, keyOutcome.String(outcomeRefusal), keyRefusalReason.String(ev.Refusal))
 	default:
 		attrs = append(attrs, keyOutcome.String(outcomeResult))
+	}
+	if ev.Check {
+		attrs = append(attrs, keyCheck.Bool(true))
 	}
 	if ev.Tool != "" {
 		attrs = append(attrs,

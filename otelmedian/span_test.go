@@ -3,11 +3,14 @@ package otelmedian_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -175,4 +178,38 @@ func TestSpanBehindMiddleware(t *testing.T) {
 	assert.Equal(t, "execute_tool app_tool", span.Name())
 	require.Len(t, e.httpSpans(), 1)
 	assert.Equal(t, e.httpSpans()[0].SpanContext().SpanID(), span.Parent().SpanID())
+}
+
+// A check's call (marked with Key.CheckMark, as the conformance suite and
+// mediancheck mark theirs) carries median.check on its span and metrics,
+// so dashboards can leave checks out; Median's calls carry none.
+func TestCheckIsMarked(t *testing.T) {
+	e := newEnv(t, protocol.Config{})
+	k, err := protocol.ParseKey(testKey)
+	require.NoError(t, err)
+	body := callBody("lookup_order", "call_check", orderInputJSON, protocol.RiskLow)
+	req := httptest.NewRequest(http.MethodPost, "/api/median", strings.NewReader(body))
+	now := time.Now()
+	req.Header.Set("median-signature", k.Sign(now, []byte(body)))
+	req.Header.Set("Median-Check", k.CheckMark(now))
+	rec := httptest.NewRecorder()
+	e.handler.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	e.do(t, http.MethodPost, callBody("lookup_order", "call_median", orderInputJSON, protocol.RiskLow))
+
+	spans := e.toolSpans()
+	require.Len(t, spans, 2)
+	assert.Equal(t, "true", attrs(spans[0].Attributes())["median.check"])
+	assert.NotContains(t, attrs(spans[1].Attributes()), "median.check")
+
+	marked := attribute.Bool("median.check", true)
+	result := []attribute.KeyValue{outcome("result"), executeTool, tool("lookup_order"), riskLow, notReplayed}
+	assert.Equal(t, map[string]int64{
+		set(append(result, marked, post)...): 1,
+		set(append(result, post)...):         1,
+	}, e.requestCounts(t))
+	assert.Equal(t, map[string]uint64{
+		set(append(result, marked)...): 1,
+		set(result...):                 1,
+	}, e.durationCounts(t))
 }

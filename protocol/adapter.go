@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/median-go/median/internal/adapt/httpwire"
 )
@@ -43,6 +44,21 @@ type Request struct {
 	// declared length over the limit is refused without reading; the body
 	// is still read only up to the limit whatever is declared.
 	ContentLength int64
+
+	// AnswerBy, when set, is when [Handler.Serve] must have answered, for
+	// an adapter on a platform that ends a request at a deadline of its own
+	// (AWS Lambda): the request's ctx ends then, and a tool still running
+	// (even one that ignores its ctx) is answered execution_failed saying
+	// it timed out, its claim settled with that answer; what the tool
+	// returns later is dropped, with a warning. A tool run in a store's
+	// transaction (a Store with RunClaimed, such as pgstore's) is not left
+	// running: it must honour its ctx. Zero for a server's request, which
+	// has no such deadline.
+	AnswerBy time.Time
+	// MaxAnswerBytes, when above 0, is the longest answer body the
+	// adapter's platform can return: a longer answer is replaced, before
+	// it is kept for replays, by execution_failed saying it is too large.
+	MaxAnswerBytes int
 }
 
 // Response is an answer ready to write: the status, the JSON body, on 405
@@ -81,6 +97,11 @@ func (r Response) write(w http.ResponseWriter) {
 // line.
 func (h *Handler) Serve(ctx context.Context, req Request) Response {
 	st := h.begin(req)
+	if !req.AnswerBy.IsZero() { // the platform's deadline (answerby.go)
+		var cancel context.CancelFunc
+		ctx, cancel = st.bound(ctx, req)
+		defer cancel()
+	}
 	resp, ok := h.front(ctx, st, req) // §5 steps 1-7: method … tool lookup
 	if ok {
 		resp, ok = h.checkInput(st) // 8: the input against the tool's schema

@@ -33,9 +33,19 @@ func (h *Handler) runTool(ctx context.Context, st *callState) Response {
 		runCtx, cancel = context.WithTimeout(ctx, tool.timeout)
 		defer cancel()
 	}
-	result, err := protect(h, runCtx, "the tool", st.call, func() (any, error) { return st.run(runCtx) })
-	if err != nil && tool.timeout > 0 && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+	var result any
+	var err error
+	if st.answerBy.IsZero() {
+		result, err = protect(h, runCtx, "the tool", st.call, func() (any, error) { return st.run(runCtx) })
+	} else {
+		result, err = h.runBy(runCtx, st)
+	}
+	switch {
+	case err == nil:
+	case tool.timeout > 0 && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
 		err = &AgentError{Message: fmt.Sprintf("tool %s timed out after %s", tool.name, tool.timeout), Err: err}
+	case !st.answerBy.IsZero() && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		err = &AgentError{Message: fmt.Sprintf("tool %s timed out: it had not finished when the request had to be answered", tool.name), Err: err}
 	}
 	return h.encodeAnswer(ctx, st, result, err)
 }

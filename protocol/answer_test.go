@@ -275,10 +275,25 @@ func TestDiagnosticsReplace(t *testing.T) {
 		res := requireResult(t, h.Serve(context.Background(), req()))
 		assert.JSONEq(t, `{"db":"ok","deadline":true}`, string(res))
 	})
-	t.Run("error", func(t *testing.T) {
-		h, _ := newHandler(t, Config{DiagnosticsReplace: func(context.Context) (any, error) { return nil, errors.New("redis down") }})
+	t.Run("error shown only by reference", func(t *testing.T) {
+		h, logs := newHandler(t, Config{DiagnosticsReplace: func(context.Context) (any, error) {
+			return nil, errors.New("dial redis://admin:hunter2@10.0.0.7: refused")
+		}})
 		msg := requireError(t, h.Serve(context.Background(), req()), http.StatusOK, CodeExecutionFailed)
-		assert.Contains(t, msg, "redis down")
+		assert.NotContains(t, msg, "hunter2", "Median reads only what the author chose to show (§3)")
+		lines := logs.find(t, "diagnostics failed")
+		require.Len(t, lines, 1)
+		assert.Contains(t, lines[0]["error"], "hunter2", "the log has the whole error")
+		ref, _ := lines[0]["errorRef"].(string)
+		require.Len(t, ref, 8)
+		assert.Equal(t, "diagnostics failed (reference "+ref+"); the server's log has the details", msg)
+	})
+	t.Run("AgentError shown", func(t *testing.T) {
+		h, _ := newHandler(t, Config{DiagnosticsReplace: func(context.Context) (any, error) {
+			return nil, fmt.Errorf("checking: %w", AgentErrorf("redis down"))
+		}})
+		msg := requireError(t, h.Serve(context.Background(), req()), http.StatusOK, CodeExecutionFailed)
+		assert.Equal(t, "diagnostics failed: redis down", msg)
 	})
 	t.Run("panic", func(t *testing.T) {
 		h, logs := newHandler(t, Config{DiagnosticsReplace: func(context.Context) (any, error) { panic("kaboom") }})

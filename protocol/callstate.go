@@ -28,6 +28,10 @@ type callState struct {
 	held     claim                              // the replay-store claim held, if any (store nil when none)
 	answered atomic.Bool                        // set by the first answer
 	verified bool                               // the request's signature verified (§5 step 5)
+	// answerBy and maxAnswer are Request.AnswerBy and
+	// Request.MaxAnswerBytes (answerby.go); zero when not set.
+	answerBy  time.Time
+	maxAnswer int
 }
 
 // now returns the time now, read on the monotonic clock only (by way of

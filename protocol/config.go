@@ -104,7 +104,8 @@ type Config struct {
 
 	// DiagnosticsReplace, when set, answers {"op": "diagnostics"} instead
 	// of the report: its result is the answer's result, an error answers
-	// execution_failed. Keep it under 2,000 characters (Median keeps no
+	// execution_failed, showing Median an [AgentError]'s Message and of any
+	// other error only a reference to its log line (as a tool's). Keep it under 2,000 characters (Median keeps no
 	// more) and free of keys, secrets and personal data.
 	DiagnosticsReplace func(ctx context.Context) (any, error)
 

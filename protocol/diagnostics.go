@@ -52,6 +52,19 @@ func (h *Handler) runReplacement(ctx context.Context) Response {
 	return errorResponse(newError(CodeExecutionFailed, "the request ended before diagnostics finished"))
 }
 
+// diagnosticsFailure is the message of the execution_failed answer to
+// Config.DiagnosticsReplace's error, by the rule a tool's error follows
+// (PROTOCOL.md §3): the Message of an [AgentError] in err's chain; else
+// only a reference, with the error's full text in the log under it.
+func (h *Handler) diagnosticsFailure(ctx context.Context, err error) string {
+	if msg, ok := agentMessage(err); ok {
+		return "diagnostics failed: " + msg
+	}
+	ref := newErrorRef()
+	h.cfg.Logger.ErrorContext(ctx, "median: diagnostics failed; Median was told only this errorRef", "errorRef", ref, "error", err.Error())
+	return "diagnostics failed (reference " + ref + "); the server's log has the details"
+}
+
 // replacementAnswer runs Config.DiagnosticsReplace and encodes what it
 // returned. It may panic (in user code); runReplacement protects it.
 func (h *Handler) replacementAnswer(ctx context.Context) (Response, error) {
@@ -61,7 +74,7 @@ func (h *Handler) replacementAnswer(ctx context.Context) (Response, error) {
 	case errors.As(err, &refusal):
 		v = refusal
 	case err != nil:
-		return errorResponse(newError(CodeExecutionFailed, "diagnostics failed: "+err.Error())), nil
+		return errorResponse(newError(CodeExecutionFailed, h.diagnosticsFailure(ctx, err))), nil
 	}
 	resp := h.encodeResult(ctx, "diagnostics", v, 0)
 	if n := chars.Count(resp.Body); n > maxDiagnosticsChars {

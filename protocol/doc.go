@@ -95,6 +95,11 @@
 //     are done, defer [Settle] with the status of any response they wrote on
 //     their own (0 for none) and what recover() returned, and write what it
 //     returns.
+//   - On a platform that ends a request at a deadline of its own, or
+//     limits the size of an answer (AWS Lambda: lambdamedian), set
+//     [Request].AnswerBy and MaxAnswerBytes: the core then answers in time
+//     and within the limit, and keeps that answer for the call's repeats,
+//     where the platform would answer with an error of its own.
 //
 // Who owns the Request's bytes once Serve or Verify returns is said once,
 // on [Request]: the core copies the body; the adapter passes what its

@@ -170,7 +170,7 @@ func requestFromHTTP(r *http.Request) Request {
 
 // begin starts the core's state for one request.
 func (h *Handler) begin(req Request) *callState {
-	return &callState{h: h, method: req.Method, start: time.Now()}
+	return &callState{h: h, method: req.Method, start: time.Now(), maxAnswer: req.MaxAnswerBytes}
 }
 
 // front runs the checks of PROTOCOL.md §5 that [Handler.Serve] and
@@ -365,6 +365,9 @@ func (h *Handler) finish(ctx context.Context, st *callState, resp Response) Resp
 	// would), the counters and the observer; a slow save (a shared store's,
 	// or one that logged) is part of the request's time, so the clock is
 	// read again after it.
+	if st.maxAnswer > 0 && len(resp.Body) > st.maxAnswer {
+		resp = h.tooLarge(ctx, st, len(resp.Body))
+	}
 	took := time.Since(st.start)
 	evicted, slow := h.save(ctx, st, resp, st.start.Add(took))
 	resp.evicted = evicted

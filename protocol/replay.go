@@ -350,10 +350,16 @@ func (h *Handler) save(ctx context.Context, st *callState, resp Response, now ti
 	if evicted > 0 {
 		slow = true
 		h.stats.evictedEarly(evicted)
-		h.cfg.Logger.WarnContext(ctx, "median: the replay store dropped answers before their TTL to make room; their toolCallIds would run again if replayed, so raise Config.ReplayMaxBytes or use a shared store", "tool", call.Tool, "toolCallId", call.ToolCallID, "evicted", evicted)
+		h.cfg.Logger.WarnContext(ctx, evictedWarning, "tool", call.Tool, "toolCallId", call.ToolCallID, "evicted", evicted)
 	}
 	return evicted, slow
 }
+
+// evictedWarning is logged when a store reports answers it did not keep
+// until their TTL: the in-memory store makes room under
+// Config.ReplayMaxBytes; a shared store may not hold an answer too large
+// for it (dynamostore: over DynamoDB's 400 KB item).
+const evictedWarning = "median: the replay store dropped answers before their TTL (to make room, or too large for it to keep); their toolCallIds would run again if repeated: raise Config.ReplayMaxBytes for the in-memory store, or see the limits of yours"
 
 // storedRefusal returns the reason of a kept refusal result, or "".
 func storedRefusal(body []byte) string {

@@ -160,7 +160,7 @@ func (q *resaves) try(rs *resave) {
 	h.cfg.Logger.Info("median: replay store saved an answer it had failed to save; repeats of the call get it", "tool", rs.tool, "toolCallId", rs.callID)
 	if evicted > 0 {
 		h.stats.evictedEarly(evicted)
-		h.cfg.Logger.Warn("median: the replay store dropped answers before their TTL to make room; their toolCallIds would run again if replayed", "tool", rs.tool, "toolCallId", rs.callID, "evicted", evicted)
+		h.cfg.Logger.Warn(evictedWarning, "tool", rs.tool, "toolCallId", rs.callID, "evicted", evicted)
 	}
 	// The store is back: every answer waiting is tried now.
 	now := time.Now()

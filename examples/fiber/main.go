@@ -11,6 +11,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -111,7 +112,7 @@ func errorHandler(h *protocol.Handler) fiber.ErrorHandler {
 		}
 		resp := h.Serve(c.UserContext(), protocol.Request{
 			Method:        c.Method(),
-			Signature:     c.Get("Median-Signature"),
+			Signature:     string(bytes.Join(c.Request().Header.PeekAll("Median-Signature"), []byte(","))), // a repeated header, joined (PROTOCOL.md §1.1)
 			Check:         c.Get("Median-Check"),
 			Body:          http.NoBody,
 			ContentLength: int64(c.Request().Header.ContentLength()),

@@ -116,7 +116,7 @@ func New(h *protocol.Handler) fiber.Handler {
 	return func(c fiber.Ctx) error {
 		ctx := newContext(c)
 		defer ctx.Detach()
-		req, stream := fasthttpio.Request(c.Request(), c.Method(), c.Get(fasthttpio.SignatureHeader))
+		req, stream := fasthttpio.Request(c.Request(), c.Method())
 		fasthttpio.Write(c.Response(), h.Serve(ctx, req))
 		stream.CloseIfUnread(c.RequestCtx())
 		return nil
@@ -200,7 +200,7 @@ func Middleware(h *protocol.Handler) fiber.Handler {
 	return func(c fiber.Ctx) error {
 		ctx := newContext(c)
 		defer ctx.Detach()
-		req, stream := fasthttpio.Request(c.Request(), c.Method(), c.Get(fasthttpio.SignatureHeader))
+		req, stream := fasthttpio.Request(c.Request(), c.Method())
 		callCtx, resp, ok := h.Verify(ctx, req)
 		if !ok {
 			fasthttpio.Write(c.Response(), resp)

@@ -30,23 +30,19 @@ import (
 	"github.com/median-go/median/protocol"
 )
 
-// SignatureHeader is the header that carries Median's signature
-// (PROTOCOL.md §1); the adapters read it with the framework's c.Get.
-const SignatureHeader = httpwire.SignatureHeader
-
-// Request builds the core's view of req, whose method is method and whose
-// median-signature header is signature (pass the framework's own c.Get,
-// which reads the header without a copy). The raw body is passed as
+// Request builds the core's view of req, whose method is method, with its
+// median-signature header read whole: sent more than once, its values are
+// joined with "," (PROTOCOL.md §1.1). The raw body is passed as
 // fasthttp holds it, never decoded (the signature covers the bytes as
 // sent) and not copied: the core copies it once the signature matches,
 // and refuses a body over its limit without a copy (protocol.Request says
 // who owns what). A streamed body (the framework's StreamRequestBody) is
 // left unread for the core to read up to its limit; stream is nil unless
 // the body is streamed.
-func Request(req *fasthttp.Request, method, signature string) (r protocol.Request, stream *Stream) {
+func Request(req *fasthttp.Request, method string) (r protocol.Request, stream *Stream) {
 	r = protocol.Request{
 		Method:        Method(method),
-		Signature:     signature,
+		Signature:     httpwire.JoinSignature(req.Header.PeekAll(httpwire.SignatureHeader)),
 		ContentLength: -1,
 	}
 	if v := req.Header.Peek(httpwire.CheckHeader); len(v) > 0 {

@@ -9,7 +9,11 @@
 // internal rule keeps it from code outside the module.
 package httpwire
 
-import "net/http"
+import (
+	"bytes"
+	"net/http"
+	"strings"
+)
 
 // The wire's names and values, for net/http here and for the adapters of
 // frameworks that are not built on it (internal/adapt/fasthttpio).
@@ -31,13 +35,30 @@ var (
 	allowValue       = []string{Allow}
 )
 
-// Signature returns the median-signature header of r, "" when absent.
+// Signature returns the median-signature header of r, "" when absent. A
+// header sent more than once (a proxy that splits values on commas) is
+// joined with "," in the order received (PROTOCOL.md §1.1, RFC 9110, section 5.3);
+// one value is returned as it is.
 func Signature(r *http.Request) string {
-	if v := r.Header[SignatureHeader]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
+	return strings.Join(r.Header[SignatureHeader], ",")
 }
+
+// JoinSignature is Signature for the frameworks that hold a header's
+// values as byte slices (fasthttp's and Hertz's PeekAll): the values
+// joined with "," in the order received, as a string of its own (those
+// frameworks reuse the bytes), "" when there are none.
+func JoinSignature(values [][]byte) string {
+	switch len(values) {
+	case 0:
+		return ""
+	case 1:
+		return string(values[0])
+	}
+	return string(bytes.Join(values, comma))
+}
+
+// comma joins a header's values.
+var comma = []byte{','}
 
 // Check returns the Median-Check header of r, "" when absent.
 func Check(r *http.Request) string {

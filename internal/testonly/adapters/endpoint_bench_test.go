@@ -2,6 +2,7 @@ package adapters_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -14,6 +15,9 @@ import (
 	"sync"
 	"testing"
 
+	hertzapp "github.com/cloudwego/hertz/pkg/app"
+	hertzserver "github.com/cloudwego/hertz/pkg/app/server"
+	hertzroute "github.com/cloudwego/hertz/pkg/route"
 	"github.com/gin-gonic/gin"
 	"github.com/go-chi/chi/v5"
 	fiberv2 "github.com/gofiber/fiber/v2"
@@ -33,7 +37,7 @@ import (
 	"github.com/median-go/median/protocol"
 )
 
-// BenchmarkEndpoint puts each of the seven mounts (a signed tool call
+// BenchmarkEndpoint puts each of the eight mounts (a signed tool call
 // whose tool echoes its input, through Mount, replay protection off:
 // impl=median) beside a handler written by hand for the same framework
 // (impl=byhand): it reads the body the framework's way, checks the HMAC of
@@ -85,7 +89,7 @@ type endpoint struct {
 	median, byHand func(*testing.B) func()
 }
 
-// endpoints returns the seven mounts of BenchmarkEndpoint, each checked to
+// endpoints returns the eight mounts of BenchmarkEndpoint, each checked to
 // answer the same bytes through the core and by hand.
 func endpoints(b *testing.B) []endpoint {
 	h, _ := adaptertest.NewHandler(func(cfg *protocol.Config) { cfg.DisableReplayProtection = true })
@@ -130,7 +134,16 @@ func endpoints(b *testing.B) []endpoint {
 		}
 		out = append(out, endpoint{fw.name, fiber(fw.median), fiber(fw.byHand)})
 	}
-	return out
+	hertzMedian, hertzByHand := endpointHertz(h), k.hertz()
+	for impl, engine := range map[string]*hertzroute.Engine{"median": hertzMedian, "byhand": hertzByHand} {
+		if got := hertzAnswer(engine, req); !bytes.Equal(got, answer) {
+			b.Fatalf("hertz %s answers %s, want %s", impl, got, answer)
+		}
+	}
+	hertz := func(engine *hertzroute.Engine) func(*testing.B) func() {
+		return func(b *testing.B) func() { return hertzSender(b, engine, req, http.StatusOK) }
+	}
+	return append(out, endpoint{"hertz", hertz(hertzMedian), hertz(hertzByHand)})
 }
 
 // The endpoint-mode mounts the benchmarks measure: each adapter's
@@ -315,6 +328,27 @@ func (k *byHandKey) fiberV2() fasthttp.RequestHandler {
 		return c.Status(status).Send(out)
 	})
 	return app.Handler()
+}
+
+func (k *byHandKey) hertz() *hertzroute.Engine {
+	hz := hertzserver.New(hertzserver.WithDisablePrintRoute(true))
+	hz.POST(adaptertest.Path, func(_ context.Context, c *hertzapp.RequestContext) {
+		out, status := k.answer(string(c.GetHeader(adaptertest.SignatureHeader)), c.Request.Body())
+		c.Data(status, adaptertest.ContentType, out)
+	})
+	return hz.Engine
+}
+
+// hertzAnswer sends r through engine once and returns the answer's body.
+func hertzAnswer(engine *hertzroute.Engine, r adaptertest.Request) []byte {
+	c := engine.NewContext()
+	c.Request.Header.SetMethod(r.Method)
+	c.Request.SetRequestURI(adaptertest.Path)
+	c.Request.Header.SetHost("example.test")
+	c.Request.Header.Set(adaptertest.SignatureHeader, *r.Signature)
+	c.Request.SetBody(r.Body)
+	engine.ServeHTTP(context.Background(), c)
+	return bytes.Clone(c.Response.Body())
 }
 
 func (k *byHandKey) fiberV3() fasthttp.RequestHandler {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/cloudwego/hertz/pkg/network/standard"
 	"net"
 	"net/http"
 	"time"
@@ -14,10 +13,12 @@ import (
 	"github.com/cloudwego/hertz/pkg/app/server"
 	"github.com/cloudwego/hertz/pkg/common/config"
 	"github.com/cloudwego/hertz/pkg/common/hlog"
+	"github.com/cloudwego/hertz/pkg/network/standard"
 	hertzroute "github.com/cloudwego/hertz/pkg/route"
 
 	"github.com/median-go/median/hertzmedian"
 	"github.com/median-go/median/internal/testonly/adaptertest"
+	"github.com/median-go/median/internal/testonly/hertztest"
 	"github.com/median-go/median/protocol"
 )
 
@@ -152,14 +153,6 @@ func ServeHertz(routes func(*hertzroute.Engine), opts ...config.Option) adaptert
 			defer close(done)
 			_ = hz.Run()
 		}()
-		return func() {
-			// Shutdown refuses a server not running yet: wait until it is.
-			for deadline := time.Now().Add(5 * time.Second); !hz.IsRunning() && time.Now().Before(deadline); {
-				time.Sleep(time.Millisecond)
-			}
-			_ = hz.Shutdown(context.Background())
-			_ = ln.Close()
-			<-done
-		}
+		return func() { hertztest.Stop(hz, ln, done) }
 	}
 }

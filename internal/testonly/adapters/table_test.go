@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 // that accept PURGE and PROPFIND (fiber.Config.RequestMethods), which
 // Mount answers with the contract's 405.
 func TestTable(t *testing.T) {
-	table := append([]adaptertest.Adapter{adapters.NetHTTP}, adapters.All()...)
+	table := append(append([]adaptertest.Adapter{adapters.NetHTTP}, adapters.All()...), adapters.Lambda()...)
 	for _, a := range table {
 		t.Run(a.Name, func(t *testing.T) { adaptertest.Run(t, a) })
 	}

@@ -115,6 +115,24 @@ type Adapter struct {
 	// StreamRequestBody): what the keyless-client case measures is then the
 	// framework's, and the case is skipped with this reason. "" runs it.
 	ReservesDeclaredBody string
+	// NoMiddleware says why the adapter has no middleware mode (Lambda's:
+	// the function is the endpoint); Middleware, Chain and Bare are then
+	// nil, and the table's steps that need them are skipped with this
+	// reason. "" for an adapter with one. An adapter without Values skips
+	// the steps that need it too.
+	NoMiddleware string
+	// LastHeaderLine says why the mount passes on only the last line of a
+	// header sent as several (an ALB target group without multi-value
+	// headers, as AWS builds it): the cases that send the median-signature
+	// header as several lines (Request.Signatures) are then skipped with
+	// this reason, the conformance suite's too. "" for every other mount.
+	LastHeaderLine string
+	// MaxBodyBytes is the Handler's body limit the mount needs when the
+	// platform's own limit is below the contract's default of 1 MiB (an
+	// ALB's 1 MB): the Handler behind the mount must be configured below
+	// it, as its docs tell users, and the conformance run builds it with
+	// this limit. 0 for every other mount.
+	MaxBodyBytes int64
 	// Foreign is a method the framework does not route to Mount's routes,
 	// and ForeignStatus the status the framework answers it with itself, as
 	// each adapter documents; "" when every method reaches the Handler.
@@ -214,6 +232,9 @@ func (c *Client) Do(t testing.TB, r Request) Reply {
 	}
 	if r.Signature != nil {
 		req.Header.Set(SignatureHeader, *r.Signature)
+	}
+	for _, v := range r.Signatures {
+		req.Header.Add(SignatureHeader, v)
 	}
 	if r.RequestID != "" {
 		req.Header.Set(RequestIDHeader, r.RequestID)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,6 +59,15 @@ func EndpointCases() []Case {
 		{"body at the limit", Signed(http.MethodPost, large), result(EchoOut{Text: "max", Visitor: "user_7"})},
 		{"chunked body", chunked(Signed(http.MethodPost, ToolCall(ToolEcho, "call_chunked", `{"text":"chunked"}`))), result(EchoOut{Text: "chunked", Visitor: "user_7"})},
 
+		// A median-signature header sent as several lines is joined with ","
+		// and checked whole (PROTOCOL.md §1.1, a repeated header).
+		{"repeated signature header: t and v1 on lines of their own", Split(Signed(http.MethodPost, ToolCall(ToolEcho, "call_split", `{"text":"split"}`))), result(EchoOut{Text: "split", Visitor: "user_7"})},
+		{"repeated signature header: a v1 of another key, then the right one", splitOtherFirst(http.MethodPost, ToolCall(ToolEcho, "call_split_two", `{"text":"two"}`)), result(EchoOut{Text: "two", Visitor: "user_7"})},
+		{"repeated signature header: the manifest GET", Split(Signed(http.MethodGet, nil)), Want{Status: http.StatusOK, Tools: AllTools}},
+		{"repeated signature header: two t is malformed", twoT(ToolCall(ToolEcho, "call_split_t", `{"text":"t"}`)), Want{Status: http.StatusUnauthorized, Code: protocol.CodeMalformedSignature}},
+		{"repeated signature header: stale", Split(SignedAt(http.MethodPost, echo, Now.Add(-6*time.Minute))), Want{Status: http.StatusUnauthorized, Code: protocol.CodeStaleTimestamp}},
+		{"repeated signature header: no v1 matches", Split(WithHeader(http.MethodPost, echo, MustKey(OtherKey).Sign(Now, echo))), Want{Status: http.StatusUnauthorized, Code: protocol.CodeInvalidSignature}},
+
 		// Mount registers Path+"/" for every method: no trailing-slash
 		// redirect and no framework 404 page answers there.
 		{"trailing slash: GET lists the tools", slash(Signed(http.MethodGet, nil)), Want{Status: http.StatusOK, Tools: AllTools}},
@@ -101,6 +111,9 @@ func MiddlewareCases() []MiddlewareCase {
 		{Case{"DELETE is answered by the middleware", Unsigned(http.MethodDelete, nil), notAllowed}, 0},
 		{Case{"OPTIONS is answered by the middleware", Unsigned(http.MethodOptions, nil), notAllowed}, 0},
 		{Case{"HEAD is answered by the middleware", Unsigned(http.MethodHead, nil), Want{Status: http.StatusMethodNotAllowed, Allow: AllowHeader, NoBody: true}}, 0},
+
+		{Case{"repeated signature header: the call reaches the handler", Split(Signed(http.MethodPost, ToolCall(ToolCustom, "mw_split", `{}`))), ok(Handled{Tool: ToolCustom, Input: json.RawMessage(`{}`), Visitor: "user_7"})}, 1},
+		{Case{"repeated signature header: two t never reaches the handler", twoT(ToolCall(ToolCustom, "mw_split_t", `{}`)), Want{Status: http.StatusUnauthorized, Code: protocol.CodeMalformedSignature}}, 0},
 
 		// Mount registers Path+"/" in middleware mode too.
 		{Case{"trailing slash: call reaches the handler", slash(Signed(http.MethodPost, ToolCall(ToolCustom, "mw_slash", `{}`))), ok(Handled{Tool: ToolCustom, Input: json.RawMessage(`{}`), Visitor: "user_7"})}, 1},
@@ -339,6 +352,22 @@ func unsignedParts(r Request) Request {
 }
 
 func chunked(r Request) Request { r.Chunked = true; return r }
+
+// splitOtherFirst returns a POST of body whose median-signature header
+// comes as two lines: t with a v1 under OtherKey, then a v1 under Key (a
+// rotation's two v1 entries, split by a proxy).
+func splitOtherFirst(method string, body []byte) Request {
+	other := MustKey(OtherKey).Sign(Now, body)
+	_, v1, _ := strings.Cut(MustKey(Key).Sign(Now, body), ",")
+	return Request{Method: method, Body: body, Signatures: []string{other, v1}}
+}
+
+// twoT returns a POST of body signed with Key whose header lines, joined,
+// carry two t entries: malformed, though each line is a valid signature.
+func twoT(body []byte) Request {
+	sig := MustKey(Key).Sign(Now, body)
+	return Request{Method: http.MethodPost, Body: body, Signatures: []string{sig, sig}}
+}
 
 func slash(r Request) Request { r.Path = Path + "/"; return r }
 

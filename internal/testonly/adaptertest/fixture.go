@@ -166,10 +166,14 @@ type Request struct {
 	Path      string  // "" for Path
 	Query     string  // without "?"
 	Signature *string // nil: no median-signature header
-	Body      []byte
-	Chunked   bool              // send the body without a length
-	RequestID string            // the X-Request-Id header; "" for none
-	Header    map[string]string // more headers
+	// Signatures, when set, are sent as that many median-signature header
+	// lines in this order (a proxy that splits the header on commas), in
+	// place of Signature.
+	Signatures []string
+	Body       []byte
+	Chunked    bool              // send the body without a length
+	RequestID  string            // the X-Request-Id header; "" for none
+	Header     map[string]string // more headers
 }
 
 // ToolCall returns a ToolCall body for tool with a verified visitor
@@ -201,6 +205,15 @@ func NewSignedRequest(method, path string, body []byte) *http.Request {
 // given.
 func WithHeader(method string, body []byte, sig string) Request {
 	return Request{Method: method, Body: body, Signature: &sig}
+}
+
+// Split returns r with its median-signature header sent as one header
+// line per comma-separated entry, in order, as a proxy that splits header
+// values on commas sends it (PROTOCOL.md §1.1, a repeated header).
+func Split(r Request) Request {
+	r.Signatures = strings.Split(*r.Signature, ",")
+	r.Signature = nil
+	return r
 }
 
 // Unsigned returns a request with no median-signature header.

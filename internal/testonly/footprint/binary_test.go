@@ -16,6 +16,7 @@ var testKits = []string{
 	module + "/conformance",
 	module + "/internal/testonly/adaptertest",
 	module + "/internal/testonly/adapters",
+	module + "/internal/testonly/lambdatest",
 	"github.com/stretchr/testify",
 	"go.uber.org/goleak",
 }

@@ -5,8 +5,9 @@
 // the adapter with protocol and conformance (the packages and their tests)
 // holds no other framework, no fasthttp (but for fiber), no netpoll (but
 // for Hertz), no Redis client, no OpenTelemetry and no AWS module (the AWS
-// SDK is imported only by protocol/dynamostore, lambdamedian and the
-// examples).
+// SDK is imported only by protocol/dynamostore and the examples;
+// aws-lambda-go, Lambda's runtime client, is lambdamedian's, whose users
+// load no web framework).
 //
 // A production binary built with one adapter links no test code:
 // conformance, the harnesses under internal/testonly, testify, goleak, and

@@ -20,6 +20,7 @@ var heavy = map[string][]string{
 	"fibermedian":    {"github.com/gofiber/fiber/v2", "github.com/valyala/fasthttp"},
 	"fibermedian/v3": {"github.com/gofiber/fiber/v3", "github.com/valyala/fasthttp"},
 	"hertzmedian":    {"github.com/cloudwego/hertz", "github.com/cloudwego/netpoll"},
+	"lambdamedian":   {"github.com/aws/aws-lambda-go"}, // Lambda's runtime client, not the AWS SDK
 	"redis":          {"github.com/redis/go-redis"},
 	"pgx":            {"github.com/jackc/pgx", "github.com/jackc/puddle"},
 	"otel":           {"go.opentelemetry.io/otel"},
@@ -152,6 +153,9 @@ func TestForbiddenFindsOtherFrameworks(t *testing.T) {
 	if msg := forbidden("ginmedian", []string{"github.com/chromedp/cdproto/cdp"}); !strings.Contains(msg, "chromedp") {
 		t.Fatalf("the browser driver is never allowed: %q", msg)
 	}
+	if msg := forbidden("lambdamedian", []string{"github.com/aws/aws-lambda-go/lambda", "github.com/aws/aws-sdk-go-v2/aws", "github.com/gin-gonic/gin"}); !strings.Contains(msg, "aws-sdk-go-v2/aws (from aws)") || !strings.Contains(msg, "gin-gonic") || strings.Contains(msg, "aws-lambda-go") {
+		t.Fatalf("a Lambda user may load aws-lambda-go and nothing else of AWS's, and no framework: %q", msg)
+	}
 	for _, pkg := range []string{"github.com/aws/aws-sdk-go-v2/service/dynamodb", "github.com/aws/smithy-go/middleware", "github.com/aws/aws-lambda-go/lambda"} {
 		if msg := forbidden("ginmedian", []string{pkg}); !strings.Contains(msg, pkg+" (from aws)") {
 			t.Fatalf("AWS modules are not allowed to a gin user: %q", msg)
@@ -252,9 +256,10 @@ func TestOnlyPgstoreImportsPgx(t *testing.T) {
 }
 
 // TestOnlyDynamostoreImportsTheAWSSDK: the AWS SDK (aws-sdk-go-v2 and
-// smithy-go) is imported by protocol/dynamostore, lambdamedian and the
-// examples, and by no other package of the module, tests included; and a
-// gin user with the Redis or Postgres store loads none of it.
+// smithy-go) is imported by protocol/dynamostore and the examples (not by
+// lambdamedian, which needs only Lambda's runtime client), and by no other
+// package of the module, tests included; and a gin user with the Redis or
+// Postgres store loads none of it.
 func TestOnlyDynamostoreImportsTheAWSSDK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command")
@@ -263,7 +268,7 @@ func TestOnlyDynamostoreImportsTheAWSSDK(t *testing.T) {
 		return strings.HasPrefix(p, "github.com/aws/aws-sdk-go-v2") || strings.HasPrefix(p, "github.com/aws/smithy-go")
 	}
 	mayImport := func(pkg string) bool {
-		for _, dir := range []string{"/protocol/dynamostore", "/lambdamedian", "/examples"} {
+		for _, dir := range []string{"/protocol/dynamostore", "/examples"} {
 			if pkg == module+dir || strings.HasPrefix(pkg, module+dir+"/") {
 				return true
 			}
@@ -279,13 +284,13 @@ func TestOnlyDynamostoreImportsTheAWSSDK(t *testing.T) {
 		}
 		users++
 		if !mayImport(f[0]) {
-			t.Errorf("%s imports the AWS SDK: only protocol/dynamostore, lambdamedian and the examples may", f[0])
+			t.Errorf("%s imports the AWS SDK: only protocol/dynamostore and the examples may", f[0])
 		}
 	}
 	if users == 0 {
 		t.Fatal("no package imports the AWS SDK; the check itself is broken")
 	}
-	if !mayImport(module+"/protocol/dynamostore") || mayImport(module+"/protocol/dynamostorex") || mayImport(module+"/ginmedian") {
+	if !mayImport(module+"/protocol/dynamostore") || mayImport(module+"/protocol/dynamostorex") || mayImport(module+"/ginmedian") || mayImport(module+"/lambdamedian") {
 		t.Fatal("mayImport is broken")
 	}
 
