@@ -451,3 +451,23 @@ func TestResultAfterTheToolsDeadline(t *testing.T) {
 	h, _ := newHandler(t, Config{Tools: []*Tool{tool}})
 	assert.JSONEq(t, `"done"`, string(requireResult(t, h.Serve(context.Background(), post(toolCall("late", "c_late", `{}`))))))
 }
+
+// TestToolErrorIsNotATimeoutUnlessItRanOut: an error a tool returns before
+// its timeout, or with no timeout after its request's deadline, is the
+// tool's error, not "timed out".
+func TestToolErrorIsNotATimeoutUnlessItRanOut(t *testing.T) {
+	quick := NewTool("quick", RiskLow, "Fails at once.", func(context.Context, ToolCall[noInput]) (any, error) {
+		return nil, errors.New("card declined")
+	}, WithTimeout(time.Minute))
+	slow := fnTool("slow", func(context.Context) (any, error) {
+		time.Sleep(30 * time.Millisecond) // past the request's deadline, ignoring it
+		return nil, errors.New("card declined")
+	})
+	h, _ := newHandler(t, Config{Tools: []*Tool{quick, slow}})
+	msg := requireError(t, h.Serve(context.Background(), post(toolCall("quick", "c_quick", `{}`))), http.StatusOK, CodeExecutionFailed)
+	assert.NotContains(t, msg, "timed out")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+	defer cancel()
+	msg = requireError(t, h.Serve(ctx, post(toolCall("slow", "c_slow", `{}`))), http.StatusOK, CodeExecutionFailed)
+	assert.NotContains(t, msg, "timed out")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -713,6 +714,9 @@ func TestKeyFileSizeLimit(t *testing.T) {
 	_, err = readKeyFile(path)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "larger than 4096 bytes")
+
+	_, err = readKeyFile(filepath.Join(t.TempDir(), "missing"))
+	assert.ErrorIs(t, err, fs.ErrNotExist, "a missing file is reported as missing, not as empty")
 }
 
 // TestReadDigestSeesEveryPart: two reads that differ in any part (a key's

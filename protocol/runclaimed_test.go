@@ -207,3 +207,15 @@ func TestOutsideTransaction(t *testing.T) {
 	assert.False(t, outsideTransaction(errors.New("connection reset")))
 	assert.False(t, outsideTransaction(nil))
 }
+
+// TestRunClaimedRenewsTheClaim: a store that runs the call in its own
+// transaction has the claim renewed while the tool runs, as any store.
+func TestRunClaimedRenewsTheClaim(t *testing.T) {
+	store := &runnerStore{recordingStore: newRecordingStore()}
+	slow := newSleepyTool(300 * time.Millisecond)
+	h, _ := newHandler(t, Config{Tools: []*Tool{slow.tool}, Store: store, ReplayLease: 90 * time.Millisecond, StoreTimeout: 50 * time.Millisecond})
+	requireResult(t, h.Serve(context.Background(), post(toolCall("sleepy", "call_rc_renew", `{}`))))
+	assert.Equal(t, 1, store.runs)
+	_, _, renews := store.counts()
+	assert.GreaterOrEqual(t, renews, 1, "a 300 ms tool with a 90 ms lease is renewed")
+}

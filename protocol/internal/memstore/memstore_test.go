@@ -881,3 +881,11 @@ func TestAnswerDroppedAtItsExpiryIsNotEarly(t *testing.T) {
 	c.Add(time.Minute) // key 2's TTL ends now, to the nanosecond
 	require.Equal(t, 1, saveExact(t, s, key(3), int(MinMaxBytes-EntryOverhead)), "key 1 was dropped early; key 2 had ended")
 }
+
+// TestNewLeavesGOMAXPROCS: New reads the number of processors for its
+// shards and sets nothing.
+func TestNewLeavesGOMAXPROCS(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	New(Options{})
+	assert.Equal(t, 3, runtime.GOMAXPROCS(0))
+}
