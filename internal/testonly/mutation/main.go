@@ -123,7 +123,7 @@ func main() {
 	flag.StringVar(&only, "only", "", "run only mutants whose file:line matches this regexp")
 	flag.StringVar(&opt.from, "from", "", "run again only the survivors (and uncovered) of this earlier -json result; the report and -json cover all its mutants")
 	flag.StringVar(&opt.jsonOut, "json", "", "write every mutant's result to this file")
-	flag.BoolVar(&opt.list, "list", false, "list the mutants and exit")
+	flag.BoolVar(&opt.list, "list", false, "list the mutants and exit (with -cover, after a coverage run, marking those on lines no test runs)")
 	flag.IntVar(&opt.nice, "nice", 10, "run builds and tests under nice -n this (0: not)")
 	flag.BoolVar(&opt.cover, "cover", true, "skip mutants on lines no test runs (they count as survivors)")
 	flag.StringVar(&opt.gocache, "gocache", "", "GOCACHE for the mutants' builds (default: a temporary one, removed at the end)")
@@ -222,8 +222,24 @@ func run(opt options, stdout, stderr io.Writer) error {
 		all = filter(all, func(m *mutant) bool { return keep[key(*m)] })
 	}
 	if opt.list {
+		var cov coverage
+		if opt.cover {
+			pkgs := map[string]bool{}
+			for _, f := range opt.files {
+				for _, p := range packagesOf(f) {
+					pkgs[p] = true
+				}
+			}
+			if cov, err = r.coverage(pkgs); err != nil {
+				return err
+			}
+		}
 		for _, m := range all {
-			fmt.Fprintf(stdout, "%4d %s:%d:%d %s %s\n", m.ID, m.File, m.Line, m.Col, m.Kind, m.Desc)
+			note := ""
+			if cov != nil && !cov.runs(*m) {
+				note = " (no test runs the line)"
+			}
+			fmt.Fprintf(stdout, "%4d %s:%d:%d %s %s%s\n", m.ID, m.File, m.Line, m.Col, m.Kind, m.Desc, note)
 		}
 		return nil
 	}
