@@ -401,7 +401,7 @@ func TestBadArguments(t *testing.T) {
 	_, err = s.Renew(key(2), fp, time.Nanosecond, time.Now())
 	require.NoError(t, err)
 	require.Equal(t, int64(DefaultMaxBytes), s.MaxBytes())
-	require.Equal(t, int64(MinMaxBytes), newTest(Options{MaxBytes: 1}).MaxBytes(), "a tiny budget is raised")
+	require.Equal(t, int64(64<<10), newTest(Options{MaxBytes: 1}).MaxBytes(), "a tiny budget is raised to 64 KiB")
 }
 
 // built sums what the shards' indexes were built for.
