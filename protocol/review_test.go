@@ -39,3 +39,23 @@ func TestMaxAnswerBytesInATransaction(t *testing.T) {
 	require.Len(t, store.commits, 1)
 	assert.False(t, store.commits[0], "the tool's writes are rolled back with an answer saying it failed")
 }
+
+// TestMaxAnswerBytesOnAReplay: an answer kept by a mount without the limit
+// and replayed through one with it is replaced, and still reported as a
+// replay: the tool did not run again.
+func TestMaxAnswerBytesOnAReplay(t *testing.T) {
+	runs := &int64Counter{}
+	obs := &observed{}
+	h, _ := newHandler(t, Config{Observer: obs.add, Tools: []*Tool{echoTool(runs)}})
+	body := toolCall("echo", "call_replay_long", `{"orderId":7,"note":"twenty characters.."}`)
+	requireResult(t, h.Serve(context.Background(), post(body))) // kept whole
+	req := post(body)
+	req.MaxAnswerBytes = 30
+	requireError(t, h.Serve(context.Background(), req), http.StatusOK, CodeExecutionFailed)
+	assert.Equal(t, int64(1), runs.get())
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	require.Len(t, obs.events, 2)
+	assert.False(t, obs.events[0].Replayed)
+	assert.True(t, obs.events[1].Replayed, "the repeat's answer came from the replay store")
+}
