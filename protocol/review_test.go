@@ -3,9 +3,12 @@ package protocol
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,4 +61,39 @@ func TestMaxAnswerBytesOnAReplay(t *testing.T) {
 	require.Len(t, obs.events, 2)
 	assert.False(t, obs.events[0].Replayed)
 	assert.True(t, obs.events[1].Replayed, "the repeat's answer came from the replay store")
+}
+
+// TestAnswerByUnderRace: calls whose tools return around their
+// Request.AnswerBy, on a shared store, each keep one answer, saved once,
+// which their repeats get byte for byte whether the tool beat the deadline
+// or not; a late result never replaces it.
+func TestAnswerByUnderRace(t *testing.T) {
+	store := newRecordingStore()
+	runs := &int64Counter{}
+	racer := NewTool("racer", RiskLow, "Returns around its deadline.", func(ctx context.Context, c ToolCall[echoInput]) (string, error) {
+		runs.add()
+		time.Sleep(time.Duration(c.Input.OrderID%3) * time.Millisecond)
+		return "done", nil
+	})
+	h, _ := newHandler(t, Config{Tools: []*Tool{racer}, Store: store})
+	const calls = 60
+	firsts := make([]string, calls)
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Go(func() {
+			req := post(toolCall("racer", fmt.Sprintf("call_race_%d", i), fmt.Sprintf(`{"orderId":%d}`, i+1)))
+			req.AnswerBy = time.Now().Add(time.Millisecond)
+			firsts[i] = string(h.Serve(context.Background(), req).Body)
+		})
+	}
+	wg.Wait()
+	time.Sleep(10 * time.Millisecond) // every late tool has returned
+	for i := range calls {
+		again := h.Serve(context.Background(), post(toolCall("racer", fmt.Sprintf("call_race_%d", i), fmt.Sprintf(`{"orderId":%d}`, i+1))))
+		assert.Equal(t, firsts[i], string(again.Body), "call %d", i)
+	}
+	claims, saves, _ := store.counts()
+	assert.Equal(t, 2*calls, claims)
+	assert.Equal(t, calls, saves, "each answer saved once")
+	assert.Equal(t, int64(calls), runs.get())
 }
