@@ -97,3 +97,28 @@ func TestAnswerByUnderRace(t *testing.T) {
 	assert.Equal(t, calls, saves, "each answer saved once")
 	assert.Equal(t, int64(calls), runs.get())
 }
+
+// TestAnswerByPassed: a call whose Request.AnswerBy has passed by the time
+// its tool would start (it waited for the claim, or the invocation came
+// with no time left) is answered timed out without starting the tool,
+// whose effects would otherwise happen after that answer.
+func TestAnswerByPassed(t *testing.T) {
+	runs := &int64Counter{}
+	h, _ := newHandler(t, Config{Tools: []*Tool{echoTool(runs)}})
+	req := post(toolCall("echo", "call_passed", `{"orderId":1}`))
+	req.AnswerBy = time.Now().Add(-time.Millisecond)
+	msg := requireError(t, h.Serve(context.Background(), req), http.StatusOK, CodeExecutionFailed)
+	assert.Contains(t, msg, "timed out")
+	time.Sleep(20 * time.Millisecond) // a tool started anyway has run by now
+	assert.Equal(t, int64(0), runs.get(), "the tool did not start after its deadline")
+
+	// Nor in a store's transaction, which then keeps nothing of it.
+	store := &runnerStore{recordingStore: newRecordingStore()}
+	h, _ = newHandler(t, Config{Tools: []*Tool{txTool(runs)}, Store: store})
+	req = post(toolCall("tx", "call_passed_tx", `{"orderId":1}`))
+	req.AnswerBy = time.Now().Add(-time.Millisecond)
+	msg = requireError(t, h.Serve(context.Background(), req), http.StatusOK, CodeExecutionFailed)
+	assert.Contains(t, msg, "timed out")
+	assert.Equal(t, int64(0), runs.get(), "the tool did not start in its transaction")
+	assert.Equal(t, []bool{false}, store.commits)
+}
