@@ -123,30 +123,16 @@ func Infer(t reflect.Type) (out []byte, err error) {
 // path is the Go field path used in error messages; stack holds the struct
 // types currently being expanded, to detect recursion.
 func walk(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Type) error {
-	for t.Kind() == reflect.Pointer {
-		if t.Elem() == t {
-			return fmt.Errorf("schema: field %q of type %s is a pointer to itself and cannot be described in JSON Schema", displayPath(path), t)
-		}
-		t = t.Elem()
+	t, err := deref(t, path)
+	if err != nil {
+		return err
 	}
-	switch t.Kind() {
-	case reflect.Struct, reflect.Slice, reflect.Array, reflect.Map:
-		for _, seen := range stack {
-			if seen == t {
-				return fmt.Errorf("schema: type %s is recursive (field %q refers back to it); recursive types cannot be described by an inlined JSON Schema", t, displayPath(path))
-			}
-		}
+	if err := notRecursive(t, path, stack, "refers back to it"); err != nil {
+		return err
 	}
 	// invopop follows JSONSchemaAlias and stops at JSONSchema providers.
 	if t.Kind() != reflect.Interface && t.Implements(aliaserType) {
-		if s != nil {
-			return nil // the alias may describe anything; nothing to fix
-		}
-		alias := reflect.New(t).Elem().Interface().(jsonSchemaAliaser).JSONSchemaAlias()
-		if alias == nil {
-			return nil
-		}
-		return walk(reflect.TypeOf(alias), nil, path, stack)
+		return walkAlias(t, s, path, stack)
 	}
 	if t.Implements(providerType) {
 		return nil
@@ -155,55 +141,116 @@ func walk(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Typ
 		// `jsonschema:"nullable"` wraps the schema in oneOf [schema, null].
 		s = s.OneOf[0]
 	}
-
 	switch t.Kind() {
 	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128,
 		reflect.UnsafePointer, reflect.Uintptr, reflect.Invalid:
 		return unsupported(path, t)
-
 	case reflect.Slice, reflect.Array:
-		if t.Elem().Kind() == reflect.Uint8 && t.Kind() == reflect.Slice {
-			return nil // []byte is a base64 string
-		}
-		var items *jsonschema.Schema
-		if s != nil {
-			if items = s.Items; items == nil {
-				return nil
-			}
-		}
-		return walk(t.Elem(), items, path+"[]", append(stack, t))
-
+		return walkList(t, s, path, stack)
 	case reflect.Map:
-		k := t.Key()
-		switch {
-		case k.Kind() == reflect.String,
-			k.Kind() >= reflect.Int && k.Kind() <= reflect.Uint64 && k.Kind() != reflect.Uintptr,
-			k.Implements(textMarshalerType):
-		default:
-			return fmt.Errorf("schema: field %q of type %s cannot be described in JSON Schema: map keys of type %s cannot be encoded as JSON object keys", displayPath(path), t, k)
-		}
-		var elem *jsonschema.Schema
-		if s != nil {
-			elem = s.AdditionalProperties
-			for _, p := range s.PatternProperties {
-				elem = p
-			}
-			if elem == nil {
-				return nil
-			}
-		}
-		return walk(t.Elem(), elem, path+"[]", append(stack, t))
-
+		return walkMap(t, s, path, stack)
 	case reflect.Struct:
-		if t == timeType || t == urlType {
-			return nil
-		}
-		if err := walkFields(t, s, path, append(stack, t), false, map[string]string{}); err != nil || s != nil {
-			return err
-		}
-		return decoderAccepts(t, path)
+		return walkStruct(t, s, path, stack)
 	}
 	return nil
+}
+
+// deref returns the type a chain of pointers to t ends at, refusing a
+// pointer type that points to itself.
+func deref(t reflect.Type, path string) (reflect.Type, error) {
+	for t.Kind() == reflect.Pointer {
+		if t.Elem() == t {
+			return nil, fmt.Errorf("schema: field %q of type %s is a pointer to itself and cannot be described in JSON Schema", displayPath(path), t)
+		}
+		t = t.Elem()
+	}
+	return t, nil
+}
+
+// notRecursive refuses a struct, slice, array or map type t that stack
+// (the types being expanded) holds already: the field at path, which how
+// says how, leads back to it.
+func notRecursive(t reflect.Type, path string, stack []reflect.Type, how string) error {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Slice, reflect.Array, reflect.Map:
+	default:
+		return nil
+	}
+	for _, seen := range stack {
+		if seen == t {
+			return fmt.Errorf("schema: type %s is recursive (field %q %s); recursive types cannot be described by an inlined JSON Schema", t, displayPath(path), how)
+		}
+	}
+	return nil
+}
+
+// walkAlias walks what t's JSONSchemaAlias stands for, in the checking
+// pass only: the alias may describe anything, so there is nothing to fix.
+func walkAlias(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Type) error {
+	if s != nil {
+		return nil
+	}
+	alias := reflect.New(t).Elem().Interface().(jsonSchemaAliaser).JSONSchemaAlias()
+	if alias == nil {
+		return nil
+	}
+	return walk(reflect.TypeOf(alias), nil, path, stack)
+}
+
+// walkList walks the elements of slice or array type t; a []byte is a
+// base64 string, with nothing inside to walk.
+func walkList(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Type) error {
+	if t.Elem().Kind() == reflect.Uint8 && t.Kind() == reflect.Slice {
+		return nil
+	}
+	var items *jsonschema.Schema
+	if s != nil {
+		if items = s.Items; items == nil {
+			return nil
+		}
+	}
+	return walk(t.Elem(), items, path+"[]", append(stack, t))
+}
+
+// walkMap refuses a map whose keys cannot be JSON object keys, and walks
+// its values.
+func walkMap(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Type) error {
+	if k := t.Key(); !jsonKey(k) {
+		return fmt.Errorf("schema: field %q of type %s cannot be described in JSON Schema: map keys of type %s cannot be encoded as JSON object keys", displayPath(path), t, k)
+	}
+	var elem *jsonschema.Schema
+	if s != nil {
+		elem = s.AdditionalProperties
+		for _, p := range s.PatternProperties {
+			elem = p
+		}
+		if elem == nil {
+			return nil
+		}
+	}
+	return walk(t.Elem(), elem, path+"[]", append(stack, t))
+}
+
+// jsonKey reports whether values of k can be JSON object keys: strings,
+// integers, and text marshalers.
+func jsonKey(k reflect.Type) bool {
+	kind := k.Kind()
+	return kind == reflect.String ||
+		kind >= reflect.Int && kind <= reflect.Uint64 && kind != reflect.Uintptr ||
+		k.Implements(textMarshalerType)
+}
+
+// walkStruct walks the fields of struct type t; in the checking pass it
+// also asks the decoder whether it accepts t. time.Time and url.URL are
+// strings.
+func walkStruct(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Type) error {
+	if t == timeType || t == urlType {
+		return nil
+	}
+	if err := walkFields(t, s, path, append(stack, t), false, map[string]string{}); err != nil || s != nil {
+		return err
+	}
+	return decoderAccepts(t, path)
 }
 
 // walkFields visits the fields of struct type t, promoting embedded structs
@@ -214,59 +261,63 @@ func walk(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Typ
 // field path), promoted ones included.
 func walkFields(t reflect.Type, s *jsonschema.Schema, path string, stack []reflect.Type, viaPointer bool, names map[string]string) error {
 	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		fpath := joinPath(path, f.Name)
-		if s == nil {
-			if err := checkTags(f, fpath); err != nil {
-				return err
-			}
-		}
-		name, embed, explicitRequired, ok := fieldName(f)
-		if !ok {
-			continue
-		}
-		if s == nil && !embed {
-			if other, dup := names[name]; dup {
-				return fmt.Errorf("schema: fields %q and %q both have the JSON name %q; the decoder reads only one of them (the shallower, or refuses the type) and the schema could describe the other: give one a different json name", other, fpath, name)
-			}
-			names[name] = fpath
-		}
-		if embed {
-			et := f.Type
-			ptr := false
-			for et.Kind() == reflect.Pointer {
-				et, ptr = et.Elem(), true
-			}
-			for _, seen := range stack {
-				if seen == et {
-					return fmt.Errorf("schema: type %s is recursive (field %q embeds it); recursive types cannot be described by an inlined JSON Schema", et, displayPath(fpath))
-				}
-			}
-			if err := walkFields(et, s, fpath, append(stack, et), viaPointer || ptr, names); err != nil {
-				return err
-			}
-			continue
-		}
-		var prop *jsonschema.Schema
-		if s != nil {
-			if s.Properties == nil {
-				continue
-			}
-			p, found := s.Properties.Get(name)
-			if !found {
-				continue
-			}
-			prop = p
-			optional := viaPointer || f.Type.Kind() == reflect.Pointer
-			if optional && !explicitRequired {
-				s.Required = remove(s.Required, name)
-			}
-		}
-		if err := walk(f.Type, prop, fpath, stack); err != nil {
+		if err := walkField(t.Field(i), s, path, stack, viaPointer, names); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// walkField visits field f of the struct at path (see walkFields): in the
+// checking pass it checks f's tags and that its JSON name is the object's
+// only one; an embedded struct's fields are walked into s; another field
+// is walked with its property's schema, and taken out of s's required
+// list when it is optional.
+func walkField(f reflect.StructField, s *jsonschema.Schema, path string, stack []reflect.Type, viaPointer bool, names map[string]string) error {
+	fpath := joinPath(path, f.Name)
+	if s == nil {
+		if err := checkTags(f, fpath); err != nil {
+			return err
+		}
+	}
+	name, embed, explicitRequired, ok := fieldName(f)
+	switch {
+	case !ok:
+		return nil
+	case embed:
+		return walkEmbedded(f, s, fpath, stack, viaPointer, names)
+	}
+	if s == nil {
+		if other, dup := names[name]; dup {
+			return fmt.Errorf("schema: fields %q and %q both have the JSON name %q; the decoder reads only one of them (the shallower, or refuses the type) and the schema could describe the other: give one a different json name", other, fpath, name)
+		}
+		names[name] = fpath
+		return walk(f.Type, nil, fpath, stack)
+	}
+	if s.Properties == nil {
+		return nil
+	}
+	prop, found := s.Properties.Get(name)
+	if !found {
+		return nil
+	}
+	if optional := viaPointer || f.Type.Kind() == reflect.Pointer; optional && !explicitRequired {
+		s.Required = remove(s.Required, name)
+	}
+	return walk(f.Type, prop, fpath, stack)
+}
+
+// walkEmbedded walks the fields of the struct f embeds (through pointers
+// or not) into the same schema s, refusing one that embeds itself.
+func walkEmbedded(f reflect.StructField, s *jsonschema.Schema, fpath string, stack []reflect.Type, viaPointer bool, names map[string]string) error {
+	et, ptr := f.Type, false
+	for et.Kind() == reflect.Pointer {
+		et, ptr = et.Elem(), true
+	}
+	if err := notRecursive(et, fpath, stack, "embeds it"); err != nil {
+		return err
+	}
+	return walkFields(et, s, fpath, append(stack, et), viaPointer || ptr, names)
 }
 
 // checkTags refuses the struct tags with which the decoder BindInput uses
