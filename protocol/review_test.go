@@ -95,7 +95,7 @@ func TestAnswerByUnderRace(t *testing.T) {
 	claims, saves, _ := store.counts()
 	assert.Equal(t, 2*calls, claims)
 	assert.Equal(t, calls, saves, "each answer saved once")
-	assert.Equal(t, int64(calls), runs.get())
+	assert.LessOrEqual(t, runs.get(), int64(calls), "a tool whose deadline passed before it began did not start")
 }
 
 // TestAnswerByPassed: a call whose Request.AnswerBy has passed by the time
