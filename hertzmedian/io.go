@@ -25,6 +25,17 @@ func request(c *app.RequestContext) (r protocol.Request, stream *bodyStream) {
 		Check:         string(c.Request.Header.Peek(httpwire.CheckHeader)), // a copy: Hertz reuses the header's bytes
 		ContentLength: -1,
 	}
+	if r.Signature == "" { // header names kept as sent (WithDisableHeaderNamesNormalizing): match any case
+		// The headers Hertz keeps apart (Host, Cookie, …) are not these;
+		// VisitAll would also collect the cookies.
+		all := func(yield func(k, v []byte) bool) {
+			c.Request.Header.VisitAllCustomHeader(func(k, v []byte) { yield(k, v) })
+		}
+		r.Signature = httpwire.JoinSignature(httpwire.ValuesAnyCase(all, httpwire.SignatureHeader))
+		if v := httpwire.ValuesAnyCase(all, httpwire.CheckHeader); r.Check == "" && len(v) > 0 {
+			r.Check = string(v[0])
+		}
+	}
 	if c.Request.IsBodyStream() {
 		stream = &bodyStream{r: c.Request.BodyStream()}
 		r.Body = stream

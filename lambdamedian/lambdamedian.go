@@ -33,7 +33,7 @@
 //
 // Time: Lambda ends an invocation at its deadline and answers the caller a
 // bare 502 of its own. Here the core answers by the deadline less a margin
-// ([WithMargin], 1 s by default): a tool's ctx ends then, and a tool still
+// ([WithMargin], 1.5 s by default, see [WithMargin]): a tool's ctx ends then, and a tool still
 // running (even one that ignores its ctx) is answered execution_failed
 // saying it timed out, its claim settled with that answer so that its
 // repeats get it too. Set the function's timeout (and an API Gateway
@@ -76,13 +76,15 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/median-go/median/internal/adapt/handlerinfo"
 	"github.com/median-go/median/protocol"
 )
 
-// DefaultMargin is how long before Lambda's deadline the core answers when
-// [WithMargin] is not given: time for the answer to be kept in a shared
-// replay store and returned to Lambda.
-const DefaultMargin = time.Second
+// ReturnTime is what the default margin leaves for the answer to reach
+// Lambda once the store has kept it: the margin is the Handler's
+// Config.StoreTimeout (1 s by default) plus ReturnTime, unless
+// [WithMargin] sets it.
+const ReturnTime = 500 * time.Millisecond
 
 // Option configures [New] and [Start].
 type Option func(*options)
@@ -93,9 +95,10 @@ type options struct {
 
 // WithMargin sets how long before the invocation's deadline the core
 // answers: a tool's ctx ends then, and a tool still running is answered
-// execution_failed saying it timed out. Default [DefaultMargin]; keep it
-// above protocol.Config.StoreTimeout when a shared store must keep the
-// answer in that time. An invocation with less than twice the margin left
+// execution_failed saying it timed out. Default: the Handler's
+// protocol.Config.StoreTimeout plus [ReturnTime], so that a shared store
+// keeps the answer in that time; keep a margin you set above the store
+// timeout too. An invocation with less than twice the margin left
 // (a function whose timeout is that short) keeps half of what is left
 // instead. A margin of 0 or less answers at the deadline itself, which
 // leaves Lambda no time to return the answer.
@@ -110,11 +113,12 @@ func WithMargin(d time.Duration) Option {
 // and one when the function runs on Lambda with the in-memory replay
 // store.
 func New(h *protocol.Handler, opts ...Option) lambda.Handler {
-	o := options{margin: DefaultMargin}
+	info := handlerinfo.Of(h)
+	o := options{margin: info.StoreTimeout + ReturnTime}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	warn(h)
+	warn(info)
 	return &handler{h: h, margin: o.margin}
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -432,4 +433,37 @@ func TestDo(t *testing.T) {
 	failing := invokeFunc(func(context.Context, []byte) ([]byte, error) { return nil, errors.New("boom") })
 	_, err = lambdamedian.Do(failing)(httptest.NewRequest(http.MethodGet, "/", nil))
 	assert.EqualError(t, err, "boom")
+}
+
+// TestDefaultMargin: without WithMargin, a tool's ctx ends the Handler's
+// store timeout plus ReturnTime before Lambda's deadline, so a shared
+// store has its whole timeout to keep the answer; WithMargin sets it.
+func TestDefaultMargin(t *testing.T) {
+	deadlineTool := protocol.NewTool("deadline", protocol.RiskLow, "Answers its ctx's deadline.", func(ctx context.Context, _ protocol.ToolCall[struct{}]) (int64, error) {
+		d, _ := ctx.Deadline()
+		return d.UnixNano(), nil
+	})
+	h, err := protocol.New(protocol.Config{Keys: []string{key}, Tools: []*protocol.Tool{deadlineTool}, StoreTimeout: 2 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
+	lambdaDeadline := time.Now().Add(time.Minute)
+	for i, tc := range []struct {
+		fn   lambda.Handler
+		want time.Duration
+	}{
+		{lambdamedian.New(h), 2*time.Second + lambdamedian.ReturnTime},
+		{lambdamedian.New(h, lambdamedian.WithMargin(5*time.Second)), 5 * time.Second},
+	} {
+		ev, err := lambdatest.Event(lambdatest.FunctionURL, signed(t, call("deadline", fmt.Sprintf("call_margin_%d", i), `{}`), "application/json"))
+		require.NoError(t, err)
+		ctx, cancel := context.WithDeadline(context.Background(), lambdaDeadline)
+		out, err := tc.fn.Invoke(ctx, ev)
+		cancel()
+		require.NoError(t, err)
+		res, err := lambdatest.Response(lambdatest.FunctionURL, out, nil)
+		require.NoError(t, err)
+		var answer struct{ Result int64 }
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&answer))
+		assert.Equal(t, tc.want, lambdaDeadline.Sub(time.Unix(0, answer.Result)), "case %d", i)
+	}
 }

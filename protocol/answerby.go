@@ -26,11 +26,15 @@ type ran struct {
 // runBy runs the prepared tool on a goroutine of its own and returns what
 // it returned, or ctx's error once ctx ends first (the request's AnswerBy,
 // or the tool's timeout): the tool is then left running, and what it
-// returns later is dropped with a warning. A tool run inside a store's
+// returns later is dropped with a warning. When ctx has ended before the
+// tool begins, the tool is not started. A tool run inside a store's
 // transaction (Config.Store with RunClaimed) runs on the request's
 // goroutine, as its writes must end before the transaction does.
 func (h *Handler) runBy(ctx context.Context, st *callState) (any, error) {
 	call := st.call
+	if err := ctx.Err(); err != nil {
+		return nil, err // the deadline passed before the tool began: it does not begin
+	}
 	if h.runner != nil {
 		return protect(h, ctx, "the tool", call, func() (any, error) { return st.run(ctx) })
 	}

@@ -366,7 +366,9 @@ func (h *Handler) finish(ctx context.Context, st *callState, resp Response) Resp
 	// or one that logged) is part of the request's time, so the clock is
 	// read again after it.
 	if st.maxAnswer > 0 && len(resp.Body) > st.maxAnswer {
+		replayed := resp.replayed
 		resp = h.tooLarge(ctx, st, len(resp.Body))
+		resp.replayed = replayed // a kept answer still counts as a repeat's
 	}
 	took := time.Since(st.start)
 	evicted, slow := h.save(ctx, st, resp, st.start.Add(took))

@@ -7,6 +7,6 @@ func init() {
 	handlerinfo.Of = func(v any) handlerinfo.Info {
 		h := v.(*Handler)
 		_, mem := h.cfg.Store.(memoryStore)
-		return handlerinfo.Info{Logger: h.cfg.Logger, MaxBodyBytes: h.cfg.MaxBodyBytes, MemoryStore: mem}
+		return handlerinfo.Info{Logger: h.cfg.Logger, MaxBodyBytes: h.cfg.MaxBodyBytes, MemoryStore: mem, StoreTimeout: h.cfg.StoreTimeout}
 	}
 }

@@ -121,6 +121,9 @@ func (h *Handler) runClaimed(ctx context.Context, st *callState, store claimRunn
 		h.renewals.keep(c, st.stripe)
 		defer h.renewals.drop(c)
 		resp = h.interceptAndRun(ctx, st)
+		if st.maxAnswer > 0 && len(resp.Body) > st.maxAnswer { // replaced before the store keeps it, the writes rolled back
+			resp = h.tooLarge(ctx, st, len(resp.Body))
+		}
 		return resp.Body, resp.code == "" && resp.refusal == ""
 	}
 	stored, outcome := h.waitClaim(ctx, st, lease, func() (ClaimStatus, []byte, error) {

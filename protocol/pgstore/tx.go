@@ -383,11 +383,21 @@ func (s *Store) endCall(ctx context.Context, c call, conn *pgxpool.Conn, begun t
 		conn.Release()
 		return nil
 	}
+	broken := conn.Conn().IsClosed()
 	discard(conn)
 	failedAt := len(results) - 1
 	switch {
 	case len(results) > committedAt && results[committedAt].Err == nil:
 		return nil // committed; what failed came after
+	case broken && !commit:
+		// The connection broke before COMMIT (pgx closes it when the
+		// tool's ctx ends mid-statement, as at Request.AnswerBy): the
+		// tool's writes cannot commit now, and were not to. The answer is
+		// kept apart, as Save keeps one, so that repeats get it instead
+		// of running the tool again once the claim's session ends.
+		if _, err = s.Save(ctx, c.key, c.fp, answer, ttl); err == nil {
+			return nil
+		}
 	case failedAt == keepAt && sqlState(err) == "22012":
 		err = errors.New("the call's row held an answer or another body's claim, so the answer could not be kept with the tool's writes")
 	case failedAt == guardAt && sqlState(err) == "22012":

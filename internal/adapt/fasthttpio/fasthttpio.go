@@ -48,6 +48,12 @@ func Request(req *fasthttp.Request, method string) (r protocol.Request, stream *
 	if v := req.Header.Peek(httpwire.CheckHeader); len(v) > 0 {
 		r.Check = string(v) // a copy: fasthttp reuses the header's bytes
 	}
+	if r.Signature == "" { // header names kept as sent (DisableHeaderNamesNormalizing): match any case
+		r.Signature = httpwire.JoinSignature(httpwire.ValuesAnyCase(req.Header.All(), httpwire.SignatureHeader))
+		if v := httpwire.ValuesAnyCase(req.Header.All(), httpwire.CheckHeader); r.Check == "" && len(v) > 0 {
+			r.Check = string(v[0])
+		}
+	}
 	if req.IsBodyStream() {
 		stream = &Stream{r: req.BodyStream()}
 		r.Body = stream

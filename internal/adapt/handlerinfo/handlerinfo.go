@@ -10,13 +10,17 @@
 // keeps it from code outside the module.
 package handlerinfo
 
-import "log/slog"
+import (
+	"log/slog"
+	"time"
+)
 
 // Info is what an adapter reads of a Handler.
 type Info struct {
-	Logger       *slog.Logger // the Handler's logger (Config.Logger, or slog.Default())
-	MaxBodyBytes int64        // Config.MaxBodyBytes, defaults applied
-	MemoryStore  bool         // answers are kept in the in-process store (Config.Store nil, replay protection on)
+	Logger       *slog.Logger  // the Handler's logger (Config.Logger, or slog.Default())
+	MaxBodyBytes int64         // Config.MaxBodyBytes, defaults applied
+	MemoryStore  bool          // answers are kept in the in-process store (Config.Store nil, replay protection on)
+	StoreTimeout time.Duration // Config.StoreTimeout, defaults applied: how long the store may take to keep an answer
 }
 
 // Of returns the Info of h, a *protocol.Handler; protocol sets it.

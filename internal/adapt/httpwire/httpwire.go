@@ -11,6 +11,7 @@ package httpwire
 
 import (
 	"bytes"
+	"iter"
 	"net/http"
 	"strings"
 )
@@ -59,6 +60,23 @@ func JoinSignature(values [][]byte) string {
 
 // comma joins a header's values.
 var comma = []byte{','}
+
+// ValuesAnyCase returns the values of the header name, matched in any
+// case, copied, in the order all yields them. It is for the frameworks
+// whose PeekAll matches only the canonical spelling when told to keep
+// header names as sent (fasthttp's and Hertz's DisableNormalizing, which
+// fiber and Hertz servers offer), where Median's lower-case
+// median-signature would otherwise be missed: call it when PeekAll finds
+// nothing.
+func ValuesAnyCase(all iter.Seq2[[]byte, []byte], name string) [][]byte {
+	var values [][]byte
+	for k, v := range all {
+		if len(k) == len(name) && strings.EqualFold(string(k), name) {
+			values = append(values, bytes.Clone(v))
+		}
+	}
+	return values
+}
 
 // Check returns the Median-Check header of r, "" when absent.
 func Check(r *http.Request) string {
