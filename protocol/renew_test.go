@@ -133,9 +133,15 @@ func TestRenewalsWhileTheToolRuns(t *testing.T) {
 	}
 	store.mu.Unlock()
 
+	// A renewal the timer started while the answer was being saved may
+	// still be under way (its store call then finds a saved answer and
+	// does nothing); none starts later.
+	time.Sleep(lease)
+	_, _, answered := store.counts()
+	assert.LessOrEqual(t, answered-renews, 1, "at most the renewal under way as the call was answered")
 	time.Sleep(3 * lease)
 	_, _, after := store.counts()
-	assert.Equal(t, renews, after, "no renewal once the call is answered")
+	assert.Equal(t, answered, after, "no renewal once the call is answered")
 }
 
 // TestRenewalFailureIsRetriedAndLogged: a renewal that fails is tried
