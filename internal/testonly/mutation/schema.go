@@ -292,19 +292,6 @@ func (r *renderer) typeName(e ast.Expr) (string, error) {
 	return s, nil
 }
 
-// isString reports whether e is of a string type.
-func (r *renderer) isString(e ast.Expr) bool {
-	if r.p.info == nil {
-		return false
-	}
-	tv, ok := r.p.info.Types[e]
-	if !ok || tv.Type == nil {
-		return false
-	}
-	b, ok := tv.Type.Underlying().(*types.Basic)
-	return ok && b.Info()&types.IsString != 0
-}
-
 // switched is the rewrite of node n (rendered as plain) that runs each of
 // ms when it is the active mutant.
 func (r *renderer) switched(n ast.Node, ms []*mutant, plain string) (string, error) {
