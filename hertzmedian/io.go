@@ -19,23 +19,10 @@ import (
 // (server.WithStreamBody) is left unread for the core to read up to its
 // limit; stream is nil unless the body is streamed.
 func request(c *app.RequestContext) (r protocol.Request, stream *bodyStream) {
-	r = protocol.Request{
-		Method:        method(c.Request.Header.Method()),
-		Signature:     httpwire.JoinSignature(c.Request.Header.PeekAll(httpwire.SignatureHeader)),
-		Check:         string(c.Request.Header.Peek(httpwire.CheckHeader)), // a copy: Hertz reuses the header's bytes
-		ContentLength: -1,
-	}
-	if r.Signature == "" { // header names kept as sent (WithDisableHeaderNamesNormalizing): match any case
-		// The headers Hertz keeps apart (Host, Cookie, …) are not these;
-		// VisitAll would also collect the cookies.
-		all := func(yield func(k, v []byte) bool) {
-			c.Request.Header.VisitAllCustomHeader(func(k, v []byte) { yield(k, v) })
-		}
-		r.Signature = httpwire.JoinSignature(httpwire.ValuesAnyCase(all, httpwire.SignatureHeader))
-		if v := httpwire.ValuesAnyCase(all, httpwire.CheckHeader); r.Check == "" && len(v) > 0 {
-			r.Check = string(v[0])
-		}
-	}
+	r = protocol.Request{Method: method(c.Request.Header.Method()), ContentLength: -1}
+	// The headers Hertz keeps apart (Host, Cookie, …) are none of these;
+	// its VisitAll would also build the Cookie header.
+	r.Signature, r.Check = httpwire.RawHeaders(c.Request.Header.PeekAll, c.Request.Header.VisitAllCustomHeader)
 	if c.Request.IsBodyStream() {
 		stream = &bodyStream{r: c.Request.BodyStream()}
 		r.Body = stream

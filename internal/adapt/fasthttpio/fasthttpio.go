@@ -40,20 +40,8 @@ import (
 // left unread for the core to read up to its limit; stream is nil unless
 // the body is streamed.
 func Request(req *fasthttp.Request, method string) (r protocol.Request, stream *Stream) {
-	r = protocol.Request{
-		Method:        Method(method),
-		Signature:     httpwire.JoinSignature(req.Header.PeekAll(httpwire.SignatureHeader)),
-		ContentLength: -1,
-	}
-	if v := req.Header.Peek(httpwire.CheckHeader); len(v) > 0 {
-		r.Check = string(v) // a copy: fasthttp reuses the header's bytes
-	}
-	if r.Signature == "" { // header names kept as sent (DisableHeaderNamesNormalizing): match any case
-		r.Signature = httpwire.JoinSignature(httpwire.ValuesAnyCase(req.Header.All(), httpwire.SignatureHeader))
-		if v := httpwire.ValuesAnyCase(req.Header.All(), httpwire.CheckHeader); r.Check == "" && len(v) > 0 {
-			r.Check = string(v[0])
-		}
-	}
+	r = protocol.Request{Method: Method(method), ContentLength: -1}
+	r.Signature, r.Check = httpwire.RawHeaders(req.Header.PeekAll, req.Header.VisitAll)
 	if req.IsBodyStream() {
 		stream = &Stream{r: req.BodyStream()}
 		r.Body = stream

@@ -11,7 +11,6 @@ package httpwire
 
 import (
 	"bytes"
-	"iter"
 	"net/http"
 	"strings"
 )
@@ -44,11 +43,42 @@ func Signature(r *http.Request) string {
 	return strings.Join(r.Header[SignatureHeader], ",")
 }
 
-// JoinSignature is Signature for the frameworks that hold a header's
-// values as byte slices (fasthttp's and Hertz's PeekAll): the values
-// joined with "," in the order received, as a string of its own (those
-// frameworks reuse the bytes), "" when there are none.
-func JoinSignature(values [][]byte) string {
+// RawHeaders returns the median-signature and Median-Check headers of a
+// request whose framework holds headers as bytes it reuses (fasthttp,
+// Hertz), as strings of their own: the signature's values joined with ","
+// in the order received (PROTOCOL.md §1.1), the check's first value.
+// peekAll is the framework's PeekAll, which matches names in their
+// canonical spelling; when it finds no signature, the server may keep
+// header names as sent (fasthttp's and Hertz's DisableNormalizing, which
+// fiber and Hertz servers offer) while Median sends them in lower case, so
+// both are read again from visit, the framework's walk over its headers,
+// matching names in any case.
+func RawHeaders(peekAll func(name string) [][]byte, visit func(func(k, v []byte))) (signature, check string) {
+	signature = joined(peekAll(SignatureHeader))
+	if v := peekAll(CheckHeader); len(v) > 0 {
+		check = string(v[0])
+	}
+	if signature != "" {
+		return signature, check
+	}
+	var sig, chk [][]byte
+	visit(func(k, v []byte) {
+		switch {
+		case len(k) == len(SignatureHeader) && strings.EqualFold(string(k), SignatureHeader):
+			sig = append(sig, v)
+		case len(k) == len(CheckHeader) && strings.EqualFold(string(k), CheckHeader):
+			chk = append(chk, v)
+		}
+	})
+	if check == "" && len(chk) > 0 {
+		check = string(chk[0])
+	}
+	return joined(sig), check
+}
+
+// joined is values joined with "," as a string of its own, "" when there
+// are none.
+func joined(values [][]byte) string {
 	switch len(values) {
 	case 0:
 		return ""
@@ -60,23 +90,6 @@ func JoinSignature(values [][]byte) string {
 
 // comma joins a header's values.
 var comma = []byte{','}
-
-// ValuesAnyCase returns the values of the header name, matched in any
-// case, copied, in the order all yields them. It is for the frameworks
-// whose PeekAll matches only the canonical spelling when told to keep
-// header names as sent (fasthttp's and Hertz's DisableNormalizing, which
-// fiber and Hertz servers offer), where Median's lower-case
-// median-signature would otherwise be missed: call it when PeekAll finds
-// nothing.
-func ValuesAnyCase(all iter.Seq2[[]byte, []byte], name string) [][]byte {
-	var values [][]byte
-	for k, v := range all {
-		if len(k) == len(name) && strings.EqualFold(string(k), name) {
-			values = append(values, bytes.Clone(v))
-		}
-	}
-	return values
-}
 
 // Check returns the Median-Check header of r, "" when absent.
 func Check(r *http.Request) string {
