@@ -92,8 +92,13 @@ func newErrorRef() string {
 // hiddenErrorMessage is the message answered for an error the agent is not
 // shown (see [AgentError]): the tool and the reference, nothing of the
 // error.
-func hiddenErrorMessage(tool, ref string) string {
-	return "tool " + tool + " failed (reference " + ref + "); the server's log has the details"
+func hiddenErrorMessage(tool, ref string) string { return hiddenFailure("tool "+tool, ref) }
+
+// hiddenFailure is the message that says what failed and the reference of
+// the log line that holds the error, nothing of the error itself: a
+// tool's (hiddenErrorMessage), or Config.DiagnosticsReplace's.
+func hiddenFailure(what, ref string) string {
+	return what + " failed (reference " + ref + "); the server's log has the details"
 }
 
 // errorRefOf is the reference in body when body is the answer

@@ -62,7 +62,7 @@ func (h *Handler) diagnosticsFailure(ctx context.Context, err error) string {
 	}
 	ref := newErrorRef()
 	h.cfg.Logger.ErrorContext(ctx, "median: diagnostics failed; Median was told only this errorRef", "errorRef", ref, "error", err.Error())
-	return "diagnostics failed (reference " + ref + "); the server's log has the details"
+	return hiddenFailure("diagnostics", ref)
 }
 
 // replacementAnswer runs Config.DiagnosticsReplace and encodes what it
