@@ -30,10 +30,7 @@ func TestConformance(t *testing.T) {
 	for _, a := range append(append([]adaptertest.Adapter{adapters.NetHTTP}, adapters.All()...), adapters.Lambda()...) {
 		t.Run(a.Name, func(t *testing.T) {
 			serve := func(key string) func(*http.Request) (*http.Response, error) {
-				if a.MaxBodyBytes > 0 {
-					return adaptertest.Start(t, a.Endpoint(fixture.Handler(t, key, a.MaxBodyBytes))).Forward
-				}
-				return adaptertest.Start(t, a.Endpoint(fixture.Handler(t, key))).Forward
+				return adaptertest.Start(t, a.Endpoint(fixture.Handler(t, key, a.MaxBodyBytes))).Forward
 			}
 			target := conformance.Target{Do: serve(testKey), URL: "http://example.test" + adaptertest.Path, Key: testKey, Replay: true, Tools: fixture.Samples(), MaxBodyBytes: a.MaxBodyBytes}
 			target.BuildWithKey = func(key string) (func(*http.Request) (*http.Response, error), error) { return serve(key), nil }
