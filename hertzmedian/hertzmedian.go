@@ -97,7 +97,7 @@ func New(h *protocol.Handler) app.HandlerFunc {
 		defer fctx.Detach()
 		req, stream := request(c)
 		write(c, h.Serve(fctx, req))
-		stream.closeIfUnread(c)
+		stream.CloseIfUnread(c)
 	}
 }
 
@@ -165,7 +165,7 @@ func Middleware(h *protocol.Handler) app.HandlerFunc {
 		callCtx, resp, ok := h.Verify(fctx, req)
 		if !ok {
 			write(c, resp)
-			stream.closeIfUnread(c)
+			stream.CloseIfUnread(c)
 			c.Abort()
 			return
 		}

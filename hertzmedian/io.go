@@ -2,7 +2,6 @@ package hertzmedian
 
 import (
 	"bytes"
-	"io"
 	"net/http"
 
 	"github.com/cloudwego/hertz/pkg/app"
@@ -18,13 +17,13 @@ import (
 // which the core copies (see protocol.Request). A streamed body
 // (server.WithStreamBody) is left unread for the core to read up to its
 // limit; stream is nil unless the body is streamed.
-func request(c *app.RequestContext) (r protocol.Request, stream *bodyStream) {
+func request(c *app.RequestContext) (r protocol.Request, stream *httpwire.BodyStream) {
 	r = protocol.Request{Method: method(c.Request.Header.Method()), ContentLength: -1}
 	// The headers Hertz keeps apart (Host, Cookie, …) are none of these;
 	// its VisitAll would also build the Cookie header.
 	r.Signature, r.Check = httpwire.RawHeaders(c.Request.Header.PeekAll, c.Request.Header.VisitAllCustomHeader)
 	if c.Request.IsBodyStream() {
-		stream = &bodyStream{r: c.Request.BodyStream()}
+		stream = httpwire.NewBodyStream(c.Request.BodyStream())
 		r.Body = stream
 		if n := c.Request.Header.ContentLength(); n >= 0 {
 			r.ContentLength = int64(n)
@@ -56,32 +55,6 @@ func method(m []byte) string {
 		return http.MethodOptions
 	}
 	return string(m)
-}
-
-// bodyStream is a streamed request body that remembers whether it was
-// read to the end.
-type bodyStream struct {
-	r   io.Reader
-	eof bool
-}
-
-// Read implements io.Reader.
-func (s *bodyStream) Read(p []byte) (int, error) {
-	n, err := s.r.Read(p)
-	if err == io.EOF {
-		s.eof = true
-	}
-	return n, err
-}
-
-// closeIfUnread closes the connection after the answer when the core left
-// part of a streamed body unread (a refusal before the body, a body over
-// the limit), so that the rest is never parsed as the next request. A nil
-// stream (the body was not streamed) does nothing.
-func (s *bodyStream) closeIfUnread(c *app.RequestContext) {
-	if s != nil && !s.eof {
-		c.SetConnectionClose()
-	}
 }
 
 // write puts resp in c's response: the status, Content-Type

@@ -39,11 +39,11 @@ import (
 // who owns what). A streamed body (the framework's StreamRequestBody) is
 // left unread for the core to read up to its limit; stream is nil unless
 // the body is streamed.
-func Request(req *fasthttp.Request, method string) (r protocol.Request, stream *Stream) {
+func Request(req *fasthttp.Request, method string) (r protocol.Request, stream *httpwire.BodyStream) {
 	r = protocol.Request{Method: Method(method), ContentLength: -1}
 	r.Signature, r.Check = httpwire.RawHeaders(req.Header.PeekAll, req.Header.VisitAll)
 	if req.IsBodyStream() {
-		stream = &Stream{r: req.BodyStream()}
+		stream = httpwire.NewBodyStream(req.BodyStream())
 		r.Body = stream
 		if n := req.Header.ContentLength(); n >= 0 {
 			r.ContentLength = int64(n)
@@ -66,33 +66,6 @@ func DropQuery(req *fasthttp.Request) {
 	}
 	u.SetQueryString("")
 	req.Header.SetRequestURIBytes(u.PathOriginal())
-}
-
-// Stream is a streamed request body that remembers whether it was read to
-// the end.
-type Stream struct {
-	r   io.Reader
-	eof bool
-}
-
-// Read implements io.Reader.
-func (s *Stream) Read(p []byte) (int, error) {
-	n, err := s.r.Read(p)
-	if err == io.EOF {
-		s.eof = true
-	}
-	return n, err
-}
-
-// CloseIfUnread closes the connection after the answer when the core left
-// part of a streamed body unread (a refusal before the body, a body over
-// the limit): fasthttp would otherwise parse the rest as the next request
-// on the connection and answer it with its own 400. A nil Stream (the body
-// was not streamed) does nothing.
-func (s *Stream) CloseIfUnread(ctx *fasthttp.RequestCtx) {
-	if s != nil && !s.eof {
-		ctx.SetConnectionClose()
-	}
 }
 
 // Method returns m as a string that does not alias fasthttp's reused

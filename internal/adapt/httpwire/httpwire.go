@@ -1,16 +1,19 @@
 // Package httpwire is how the core's answers meet net/http, written once
 // for protocol.Handler.ServeHTTP and for the adapters that hand a net/http
 // request to the core themselves (internal/adapt/httpio): the headers the
-// core reads and how an answer is written.
+// core reads and how an answer is written. The frameworks not built on
+// net/http (fasthttp, Hertz) read the same headers through RawHeaders and
+// hand a streamed body over as a BodyStream.
 //
 // It is one of the adapters' run-time helpers (internal/adapt), imported by
-// protocol, httpio and fasthttpio; a helper here imports of this module only
+// protocol, httpio, fasthttpio and hertzmedian; a helper here imports of this module only
 // protocol and other helpers (internal/testonly/surface checks), and Go's
 // internal rule keeps it from code outside the module.
 package httpwire
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"strings"
 )
@@ -90,6 +93,38 @@ func joined(values [][]byte) string {
 
 // comma joins a header's values.
 var comma = []byte{','}
+
+// BodyStream is a streamed request body (fasthttp's and Hertz's streamed
+// bodies, which the core reads up to its limit) that remembers whether it
+// was read to the end.
+type BodyStream struct {
+	r   io.Reader
+	eof bool
+}
+
+// NewBodyStream returns the stream of the body r.
+func NewBodyStream(r io.Reader) *BodyStream { return &BodyStream{r: r} }
+
+// Read implements io.Reader.
+func (s *BodyStream) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err == io.EOF {
+		s.eof = true
+	}
+	return n, err
+}
+
+// CloseIfUnread closes the connection after the answer, through conn (the
+// request's fasthttp.RequestCtx or Hertz app.RequestContext), when the
+// core left part of the body unread (a refusal before the body, a body
+// over the limit): the server would otherwise parse the rest as the next
+// request on the connection and answer it with its own 400. A nil stream
+// (the body was not streamed) does nothing.
+func (s *BodyStream) CloseIfUnread(conn interface{ SetConnectionClose() }) {
+	if s != nil && !s.eof {
+		conn.SetConnectionClose()
+	}
+}
 
 // Check returns the Median-Check header of r, "" when absent.
 func Check(r *http.Request) string {
