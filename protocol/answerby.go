@@ -66,6 +66,19 @@ func (h *Handler) dropLate(ctx context.Context, call *Call, done <-chan ran) {
 		"tool", call.Tool, "toolCallId", call.ToolCallID, "late", time.Since(start).Round(time.Millisecond))
 }
 
+// fit returns resp, or, when it is longer than the request's
+// MaxAnswerBytes, the answer that says so in its place (a repeat's kept
+// answer so replaced still counts as a repeat's).
+func (h *Handler) fit(ctx context.Context, st *callState, resp Response) Response {
+	if st.maxAnswer <= 0 || len(resp.Body) <= st.maxAnswer {
+		return resp
+	}
+	replayed := resp.replayed
+	resp = h.tooLarge(ctx, st, len(resp.Body))
+	resp.replayed = replayed
+	return resp
+}
+
 // tooLarge is the answer that replaces one of n bytes, longer than the
 // adapter's platform can return (Request.MaxAnswerBytes).
 func (h *Handler) tooLarge(ctx context.Context, st *callState, n int) Response {

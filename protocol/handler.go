@@ -361,15 +361,11 @@ func growBody(full []byte, want, most int64) []byte {
 // holds a claim in the replay store (once), then reports the answer to the
 // log and the observer. Every answer the core gives goes through it.
 func (h *Handler) finish(ctx context.Context, st *callState, resp Response) Response {
+	resp = h.fit(ctx, st, resp)
 	// One reading of the clock serves the memory store's save (as st.now()
 	// would), the counters and the observer; a slow save (a shared store's,
 	// or one that logged) is part of the request's time, so the clock is
 	// read again after it.
-	if st.maxAnswer > 0 && len(resp.Body) > st.maxAnswer {
-		replayed := resp.replayed
-		resp = h.tooLarge(ctx, st, len(resp.Body))
-		resp.replayed = replayed // a kept answer still counts as a repeat's
-	}
 	took := time.Since(st.start)
 	evicted, slow := h.save(ctx, st, resp, st.start.Add(took))
 	resp.evicted = evicted

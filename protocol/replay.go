@@ -120,10 +120,7 @@ func (h *Handler) runClaimed(ctx context.Context, st *callState, store claimRunn
 		c := &claim{store: h.cfg.Store, key: key, fingerprint: fp} // not st.held: RunClaimed keeps the answer, not finish
 		h.renewals.keep(c, st.stripe)
 		defer h.renewals.drop(c)
-		resp = h.interceptAndRun(ctx, st)
-		if st.maxAnswer > 0 && len(resp.Body) > st.maxAnswer { // replaced before the store keeps it, the writes rolled back
-			resp = h.tooLarge(ctx, st, len(resp.Body))
-		}
+		resp = h.fit(ctx, st, h.interceptAndRun(ctx, st)) // replaced before the store keeps it, the writes rolled back
 		return resp.Body, resp.code == "" && resp.refusal == ""
 	}
 	stored, outcome := h.waitClaim(ctx, st, lease, func() (ClaimStatus, []byte, error) {
