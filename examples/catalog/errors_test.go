@@ -1,7 +1,6 @@
 package catalog_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +21,7 @@ import (
 	"github.com/median-go/median/examples/catalog/catalogtest"
 	"github.com/median-go/median/internal/testonly/errorleak"
 	"github.com/median-go/median/internal/testonly/pgtest"
+	"github.com/median-go/median/internal/testonly/testsupport"
 	"github.com/median-go/median/protocol"
 )
 
@@ -53,24 +52,6 @@ func TestPgxErrorsReachOnlyTheLog(t *testing.T) {
 	})
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestPostgresDownShowsTheAgentNothing: with PostgreSQL gone, the
 // read-only lookup_order still runs and fails on its query; the agent and
 // the diagnostics report read the tool's name and a reference, never the
@@ -81,7 +62,7 @@ func TestPostgresDownShowsTheAgentNothing(t *testing.T) {
 	const password = "demo-secret-pw-7"
 	dsn := strings.Replace(srv.URL, "postgres://postgres@", "postgres://postgres:"+password+"@", 1)
 	require.Contains(t, dsn, password)
-	var logs syncBuffer
+	var logs testsupport.Buffer
 	d, err := catalog.New(catalog.Options{Key: catalogtest.Key, DatabaseURL: dsn, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	require.NoError(t, err)
 	defer d.Close()

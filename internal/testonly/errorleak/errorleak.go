@@ -21,6 +21,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/median-go/median/internal/testonly/testsupport"
 	"github.com/median-go/median/otelmedian"
 	"github.com/median-go/median/protocol"
 )
@@ -128,7 +129,7 @@ func Check(t *testing.T, leaks []Leak) {
 type env struct {
 	h      *protocol.Handler
 	key    protocol.Key
-	logs   lockedBuffer
+	logs   testsupport.Buffer
 	spans  *tracetest.SpanRecorder
 	reader *sdkmetric.ManualReader
 	mu     sync.Mutex
@@ -247,22 +248,4 @@ func (e *env) metricText(t *testing.T) string {
 	}
 	require.NotZero(t, b.Len(), "no metric was recorded; the check itself is broken")
 	return b.String()
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
