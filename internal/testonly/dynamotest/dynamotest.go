@@ -22,16 +22,13 @@
 package dynamotest
 
 import (
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,7 +50,9 @@ const (
 	SecretAccessKey = "dynamotest"
 )
 
-// Server is a dynalite process a test started. It is killed when the test
+// Server is a dynalite process a test started (see testsupport.Process
+// for Pause, Resume, Kill and Restart; dynalite keeps its tables in
+// memory, so a restarted server has none). It is killed when the test
 // ends, whatever happens.
 type Server struct {
 	// URL is the server's endpoint, http://127.0.0.1:port, for the
@@ -61,11 +60,7 @@ type Server struct {
 	URL string
 	// Port is the server's TCP port on 127.0.0.1.
 	Port int
-
-	t   testing.TB
-	bin string
-	dir string // the logs
-	cmd *exec.Cmd
+	*testsupport.Process
 }
 
 // Bin returns the path of the dynalite command: on PATH, else under
@@ -94,52 +89,14 @@ func Start(t testing.TB) *Server {
 		testsupport.Missing(t, "dynamotest: dynalite is not installed (not on PATH nor under ~/.cache/median-go/dynalite): "+InstallLine)
 		return nil
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("dynamotest: no free loopback port: %v", err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	s := &Server{URL: "http://127.0.0.1:" + strconv.Itoa(port), Port: port, t: t, bin: bin, dir: t.TempDir()}
-	t.Cleanup(s.stop)
-	s.Restart()
-	return s
-}
-
-// Restart starts the server (again, after [Server.Kill]) on the same port
-// and waits until it answers. dynalite keeps its tables in memory: a
-// restarted server has none.
-func (s *Server) Restart() {
-	s.t.Helper()
-	if s.cmd != nil {
-		s.t.Fatal("dynamotest: Restart while the server runs; Kill it first")
-	}
-	logPath := filepath.Join(s.dir, "dynalite-"+strconv.FormatInt(time.Now().UnixNano(), 10)+".log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer logFile.Close()
+	port := testsupport.FreePort(t)
+	s := &Server{URL: "http://127.0.0.1:" + strconv.Itoa(port), Port: port}
 	// Tables are ACTIVE after 50 ms rather than dynalite's 500: a test
 	// still sees the CREATING state, briefly.
-	cmd := exec.Command(s.bin, "--host", "127.0.0.1", "--port", strconv.Itoa(s.Port), "--createTableMs", "50")
-	cmd.Stdout, cmd.Stderr = logFile, logFile // files: no copying goroutines
-	if err := cmd.Start(); err != nil {
-		s.t.Fatalf("dynamotest: could not start %s: %v", s.bin, err)
-	}
-	s.cmd = cmd
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err := Ping(s.URL, 500*time.Millisecond)
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(logPath)
-			s.t.Fatalf("dynamotest: dynalite on port %d did not answer within 20s (%v); its log:\n%s", s.Port, err, log)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	s.Process = testsupport.StartProcess(t, "dynalite",
+		[]string{bin, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--createTableMs", "50"},
+		func() error { return Ping(s.URL, 500*time.Millisecond) }, 20*time.Second)
+	return s
 }
 
 // Ping sends one ListTables request to the DynamoDB API at url and
@@ -166,43 +123,4 @@ func Ping(url string, timeout time.Duration) error {
 		return fmt.Errorf("ListTables answered %s", resp.Status)
 	}
 	return nil
-}
-
-// Pause freezes the server (SIGSTOP): connections are accepted by the
-// kernel, nothing is answered.
-func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
-
-// Resume lets a paused server run again (SIGCONT).
-func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
-
-// Kill kills the server (SIGKILL) and waits for it to exit: connections
-// are refused until [Server.Restart].
-func (s *Server) Kill() {
-	s.t.Helper()
-	if s.cmd == nil {
-		return
-	}
-	_ = s.cmd.Process.Kill()
-	_ = s.cmd.Wait()
-	s.cmd = nil
-}
-
-func (s *Server) signal(sig syscall.Signal) {
-	s.t.Helper()
-	if s.cmd == nil {
-		s.t.Fatal("dynamotest: the server is not running")
-	}
-	if err := s.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		s.t.Fatalf("dynamotest: could not send %v to dynalite: %v", sig, err)
-	}
-}
-
-// stop kills the server when the test ends (a stopped process dies of
-// SIGKILL too).
-func (s *Server) stop() {
-	if s.cmd != nil {
-		_ = s.cmd.Process.Kill()
-		_ = s.cmd.Wait()
-		s.cmd = nil
-	}
 }

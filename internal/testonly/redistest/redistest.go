@@ -15,11 +15,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -78,15 +76,12 @@ func ping(addr string, timeout time.Duration) error {
 }
 
 // Server is a redis-server process a test started on a free loopback port,
-// with no persistence. It is killed when the test ends, whatever happens.
+// with no persistence (see testsupport.Process for Pause, Resume, Kill and
+// Restart). It is killed when the test ends, whatever happens.
 type Server struct {
 	// Addr is host:port, for redis.Options.Addr.
 	Addr string
-
-	t   testing.TB
-	bin string
-	dir string
-	cmd *exec.Cmd
+	*testsupport.Process
 }
 
 // Start starts redis-server on a free port of 127.0.0.1 and waits until it
@@ -99,83 +94,12 @@ func Start(t testing.TB) *Server {
 	if err != nil {
 		missing(t, "redis-server is not installed (apt-get install redis-server): skipping a test that freezes and kills its own server")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("no free loopback port: %v", err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	s := &Server{Addr: addr, t: t, bin: bin, dir: t.TempDir()}
-	t.Cleanup(s.stop)
-	s.Restart()
+	port := strconv.Itoa(testsupport.FreePort(t))
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", port)}
+	s.Process = testsupport.StartProcess(t, "redis-server",
+		[]string{bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()},
+		func() error { return ping(s.Addr, 200*time.Millisecond) }, 10*time.Second)
 	return s
-}
-
-// Restart starts the server again on the same port, after [Server.Kill].
-func (s *Server) Restart() {
-	s.t.Helper()
-	if s.cmd != nil {
-		s.t.Fatal("redistest: Restart while the server runs; Kill it first")
-	}
-	_, port, _ := net.SplitHostPort(s.Addr)
-	logFile, err := os.Create(filepath.Join(s.dir, "redis-"+strconv.FormatInt(time.Now().UnixNano(), 10)+".log"))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer logFile.Close()
-	cmd := exec.Command(s.bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", s.dir)
-	cmd.Stdout, cmd.Stderr = logFile, logFile // files: no copying goroutines
-	if err := cmd.Start(); err != nil {
-		s.t.Fatalf("redistest: could not start redis-server: %v", err)
-	}
-	s.cmd = cmd
-	deadline := time.Now().Add(10 * time.Second)
-	for ping(s.Addr, 200*time.Millisecond) != nil {
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(logFile.Name())
-			s.t.Fatalf("redistest: redis-server on %s did not answer within 10s; its log:\n%s", s.Addr, log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// Pause freezes the server (SIGSTOP): connections are accepted by the
-// kernel, nothing is answered.
-func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
-
-// Resume lets a paused server run again (SIGCONT).
-func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
-
-// Kill kills the server (SIGKILL) and waits for it to exit: connections
-// are refused until [Server.Restart].
-func (s *Server) Kill() {
-	s.t.Helper()
-	if s.cmd == nil {
-		return
-	}
-	_ = s.cmd.Process.Kill()
-	_ = s.cmd.Wait()
-	s.cmd = nil
-}
-
-func (s *Server) signal(sig syscall.Signal) {
-	s.t.Helper()
-	if s.cmd == nil {
-		s.t.Fatal("redistest: the server is not running")
-	}
-	if err := s.cmd.Process.Signal(sig); err != nil {
-		s.t.Fatalf("redistest: could not send %v to redis-server: %v", sig, err)
-	}
-}
-
-// stop kills the server when the test ends (a stopped process dies of
-// SIGKILL too).
-func (s *Server) stop() {
-	if s.cmd != nil {
-		_ = s.cmd.Process.Kill()
-		_ = s.cmd.Wait()
-		s.cmd = nil
-	}
 }
 
 // RoundTrips is a go-redis hook that counts the round trips of the client
