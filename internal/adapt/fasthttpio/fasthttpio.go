@@ -41,7 +41,11 @@ import (
 // the body is streamed.
 func Request(req *fasthttp.Request, method string) (r protocol.Request, stream *httpwire.BodyStream) {
 	r = protocol.Request{Method: Method(method), ContentLength: -1}
-	r.Signature, r.Check = httpwire.RawHeaders(req.Header.PeekAll, req.Header.VisitAll)
+	r.Signature, r.Check = httpwire.RawHeaders(req.Header.PeekAll, func(f func(k, v []byte)) {
+		for k, v := range req.Header.All() {
+			f(k, v)
+		}
+	})
 	if req.IsBodyStream() {
 		stream = httpwire.NewBodyStream(req.BodyStream())
 		r.Body = stream
