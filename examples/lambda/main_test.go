@@ -19,6 +19,7 @@ import (
 	"github.com/median-go/median/conformance"
 	"github.com/median-go/median/internal/testonly/dynamotest"
 	"github.com/median-go/median/internal/testonly/lambdatest"
+	"github.com/median-go/median/internal/testonly/testsupport"
 	"github.com/median-go/median/protocol/dynamostore"
 )
 
@@ -204,9 +205,11 @@ func TestMemoryStoreWarning(t *testing.T) {
 	runnable(t)
 	f := startFunction(t, bootstrap(t, thisArch), "MEDIAN_KEY="+testKey)
 	f.waitReady(t)
-	if !strings.Contains(f.log.String(), memoryStoreWarning) {
-		t.Errorf("a function without %s does not warn about the in-memory store; its log:\n%s", TableEnv, f.log)
-	}
+	// The process's output reaches f.log through exec's copying goroutine,
+	// a moment after the process wrote it.
+	testsupport.Eventually(t, "a function without "+TableEnv+" warns about the in-memory store", func() bool {
+		return strings.Contains(f.log.String(), memoryStoreWarning)
+	})
 	r := conformance.CallTool[orderResult](t, conformance.Target{Do: f.do(lambdatest.FunctionURL), URL: functionURL, Key: testKey},
 		conformance.ToolSample{Tool: "lookup_order", Input: orderInput{OrderID: "A-1001"}, Visitor: conformance.Visitor{Verified: true, ExternalID: "user_7"}})
 	if r.Result.Status != "processing" {
